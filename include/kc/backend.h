@@ -1,0 +1,75 @@
+// kc — the implementation boundary: impls, backends, and their registry.
+//
+// Shape after CUTLASS's Operation (describe / can_implement / run); registry
+// after Catch2's reporter registry (explicit, duplicate names rejected).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kc/declaration.h"
+#include "kc/op.h"
+#include "kc/status.h"
+
+namespace kc {
+
+/// One concrete kernel under test.
+class Impl {
+ public:
+  virtual ~Impl() = default;
+  /// What the impl states about itself.
+  virtual const Declaration& declaration() const = 0;
+  /// kUnimplemented when this impl cannot run the call (dtype, shape class).
+  virtual Status can_implement(const Call& call) const;
+  /// Runs the kernel on call's tensors, writing its outputs in place.
+  /// A kernel that reports an error returns kKernelRaised with its message.
+  virtual Status run(Call& call) const = 0;
+};
+
+/// What `kc backends` prints for one backend.
+struct BackendInfo {
+  std::string name;
+  bool available = false;
+  std::string version;      ///< library version, when known
+  std::string reason;       ///< why unavailable, or where it was loaded from
+  std::string description;
+};
+
+/// A family of impls sharing a runtime.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  /// Loads/initialises the runtime if needed; never throws.
+  virtual BackendInfo probe() = 0;
+  /// The impls; empty when unavailable.
+  virtual std::vector<std::shared_ptr<const Impl>> impls() = 0;
+};
+
+class BackendRegistry {
+ public:
+  /// Duplicate backend names are rejected.
+  Status add(std::unique_ptr<Backend> backend);
+  std::vector<Backend*> backends() const;
+  Backend* find_backend(std::string_view name) const;
+
+  /// Every impl of every available backend (probing each backend once).
+  std::vector<std::shared_ptr<const Impl>> impls();
+  std::shared_ptr<const Impl> find_impl(std::string_view name);
+  std::vector<BackendInfo> infos();
+
+ private:
+  std::vector<std::unique_ptr<Backend>> backends_;
+};
+
+/// Options for the built-in backend table.
+struct BackendOptions {
+  std::vector<std::string> plugin_paths;  ///< shared libraries to load as the plugin backend
+};
+
+/// The one table of built-in backends: ref, openblas, blis, refblas, calibration, plugin.
+Status register_builtin_backends(BackendRegistry& registry, const BackendOptions& options = {});
+
+}  // namespace kc

@@ -1,0 +1,50 @@
+// kc — what an impl states about itself (DESIGN.md §4.2).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kc/dtype.h"
+#include "kc/enum_table.h"
+
+namespace kc {
+
+enum class Determinism { kBitwise, kRunToRun, kNone };
+enum class NanPolicy { kIeeePropagate, kMask, kRaise };
+enum class DenormalPolicy { kIeee, kFtz, kDaz, kFtzDaz };
+enum class OobPolicy { kRaise, kClamp, kZero, kUndefined };
+
+std::span<const EnumEntry<Determinism>> determinism_table();
+std::span<const EnumEntry<NanPolicy>> nan_policy_table();
+std::span<const EnumEntry<DenormalPolicy>> denormal_policy_table();
+std::span<const EnumEntry<OobPolicy>> oob_policy_table();
+
+/// The declaration keys an impl may state, in `declares key = VALUE` form.
+/// Keys: accumulator, determinism, nan, denormal, oob, plus free-form extras.
+struct Declaration {
+  std::string name;     ///< impl name: "openblas.sgemm", "calib.matmul_fp16acc"
+  std::string op;       ///< op it implements: "matmul"
+  std::string backend;  ///< backend family: "openblas"
+  std::vector<DType> dtypes;                 ///< supported input/output dtypes
+  std::optional<DType> accumulator;          ///< declared accumulator precision
+  Determinism determinism = Determinism::kBitwise;
+  NanPolicy nan = NanPolicy::kIeeePropagate;
+  DenormalPolicy denormal = DenormalPolicy::kIeee;
+  OobPolicy oob = OobPolicy::kUndefined;
+  std::string shape_class = "any";           ///< "any", "multiple_of(16)", ...
+  std::vector<std::string> schedules;        ///< schedule space, if the impl has one
+  std::map<std::string, std::string> extra;  ///< other declared key = value pairs
+  std::string source;                        ///< documentation the declaration is taken from
+  std::string description;                   ///< one line for `kc list impls`
+
+  /// Value of a declared key as text ("accumulator" -> "FP32"); empty if not declared.
+  std::string get(const std::string& key) const;
+  /// Sets a declared key from text; returns false (and leaves *this alone) on an
+  /// unknown enum value, writing the allowed values into *error.
+  bool set(const std::string& key, const std::string& value, std::string* error);
+};
+
+}  // namespace kc

@@ -1,0 +1,79 @@
+// kc — the contract language front ends: .kc text and YAML, diagnostics,
+// canonical printing (fmt) and lint.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kc/model.h"
+#include "kc/status.h"
+
+namespace kc::lang {
+
+struct Diagnostic {
+  enum class Severity { kError, kWarning, kNote };
+  Severity severity = Severity::kError;
+  SourceLoc loc;
+  std::string message;     ///< "unknown op class 'matmull'"
+  std::string expected;    ///< "one of: matmul, reduction, ..." (may be empty)
+  std::string suggestion;  ///< "matmul" — nearest known word (may be empty)
+  std::string line_text;   ///< the offending source line, for the caret display
+
+  /// file:line:col: error: message
+  ///   <line>
+  ///       ^
+  ///   expected ...; did you mean 'x'?
+  std::string render() const;
+};
+
+struct ParseResult {
+  Document document;
+  std::vector<Diagnostic> diagnostics;
+  bool has_errors() const;
+};
+
+enum class Format { kKc, kYaml };
+
+/// Parses .kc text. Never throws, never crashes: any input yields a result
+/// whose diagnostics say what went wrong.
+ParseResult parse_kc(std::string_view text, std::string_view file_name);
+/// Parses the YAML form (unknown keys are errors).
+ParseResult parse_yaml(std::string_view text, std::string_view file_name);
+/// Chooses the front end by extension (.yaml/.yml -> YAML, else .kc).
+ParseResult parse_text(std::string_view text, std::string_view file_name);
+/// Reads and parses a file; a read failure is a diagnostic, not a crash.
+ParseResult parse_file(const std::string& path);
+
+/// Canonical printing. print(parse(print(doc))) == print(doc) for both formats,
+/// and converting .kc -> YAML -> .kc is lossless.
+std::string print_kc(const Document& doc);
+std::string print_yaml(const Document& doc);
+std::string print_contract_kc(const Contract& contract);
+std::string print_expr(const Expr& expr);
+
+/// Evaluates a tolerance expression; unknown variables are an error.
+Result<double> eval_expr(const Expr& expr, const ExprEnv& env);
+/// Parses a standalone expression ("N * eps(FP32) * max|x|").
+Result<Expr> parse_expr(std::string_view text);
+
+/// One lint finding per clause that is not executable (or other problem).
+struct LintFinding {
+  std::string contract;  ///< id
+  std::string clause;    ///< scope | pre | post | tolerance | reference | measure | violation
+  SourceLoc loc;
+  std::string message;   ///< what would make it executable
+};
+/// Clause-by-clause gaps of every contract in the document (empty = all executable).
+std::vector<LintFinding> lint(const Document& doc);
+
+/// Vocabulary the parser validates words against (also used for suggestions).
+const std::vector<std::string>& known_op_classes();
+/// Registers an extra op class name (ops registered at start-up call this).
+void add_known_op_class(const std::string& name);
+const std::vector<std::string>& known_signatures();
+
+/// Levenshtein-nearest word within a small distance; empty if none is close.
+std::string nearest_word(std::string_view word, const std::vector<std::string>& vocabulary);
+
+}  // namespace kc::lang

@@ -1,0 +1,147 @@
+// kc — ops: what a mathematical operation is to kc (DESIGN.md §2, STYLE.md).
+//
+// An op owns its tensor signature, its config parameters, its input
+// generators and probes, its oracle, and its error model. The engine only
+// talks to ops through this interface; backends only through Call.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kc/declaration.h"
+#include "kc/rng.h"
+#include "kc/status.h"
+#include "kc/tensor.h"
+
+namespace kc {
+
+enum class Role { kIn, kOut, kInOut };
+
+struct TensorSpec {
+  std::string name;  ///< "A", "B", "C", "x", "y", "index", ...
+  Role role = Role::kIn;
+  std::string help;
+};
+
+/// One config parameter of an op (a shape size, a transpose flag, alpha, ...).
+struct Param {
+  std::string name;
+  std::string default_value;
+  std::string help;
+};
+
+/// A concrete configuration: parameter -> value text, plus the precision.
+struct Config {
+  std::map<std::string, std::string> params;
+  DType dtype = DType::kF32;
+
+  std::string get(const std::string& key, const std::string& fallback = {}) const;
+  std::int64_t get_int(const std::string& key, std::int64_t fallback = 0) const;
+  double get_double(const std::string& key, double fallback = 0) const;
+  /// "dtype=FP32 K=127 M=64 N=64" — stable order, used in reports and repro lines.
+  std::string to_string() const;
+};
+
+/// A prepared invocation: tensors in signature order plus attributes.
+/// Backends read attributes through the typed getters.
+struct Call {
+  std::string op;
+  Config config;
+  std::vector<std::string> names;  ///< parallel to tensors
+  std::vector<Role> roles;         ///< parallel to tensors
+  std::vector<Tensor> tensors;
+
+  Tensor& t(std::string_view name);
+  const Tensor& t(std::string_view name) const;
+  bool has(std::string_view name) const;
+  std::int64_t get_int(const std::string& key, std::int64_t fallback = 0) const {
+    return config.get_int(key, fallback);
+  }
+  double get_double(const std::string& key, double fallback = 0) const {
+    return config.get_double(key, fallback);
+  }
+  std::string get(const std::string& key, const std::string& fallback = {}) const {
+    return config.get(key, fallback);
+  }
+};
+
+/// How random input values are drawn (from the contract's value_range).
+struct FillSpec {
+  enum class Kind { kNormal, kUniform, kInteger };
+  Kind kind = Kind::kNormal;
+  double a = 0, b = 1;  ///< normal: mean, stddev; uniform/integer: [a, b]
+};
+
+/// A purpose-built input that makes one failure visible.
+struct Probe {
+  std::string name;           ///< nan | inf | neg_inf | subnormal | saturation | mantissa | oob | zero
+  std::vector<double> args;   ///< e.g. saturation(65504), subnormal(2^-140), mantissa(13)
+  double density = 0.01;      ///< fraction of elements touched, where that applies
+};
+
+/// What the oracle says the outputs should be.
+struct OracleResult {
+  std::vector<std::vector<double>> outputs;  ///< one per kOut/kInOut tensor, signature order
+  std::vector<std::string> output_names;
+  std::optional<std::string> raises;  ///< the op's semantics require an error (e.g. OOB under RAISE)
+};
+
+/// Options the oracle honours: from the contract's `reference ... with k = v`
+/// and from the impl's declaration (e.g. OOB policy to emulate).
+struct OracleOptions {
+  std::map<std::string, std::string> with;
+  std::optional<OobPolicy> oob;
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view summary() const = 0;
+  virtual const std::vector<TensorSpec>& signature() const = 0;
+  virtual const std::vector<Param>& params() const = 0;
+
+  /// Allocates the tensors for a config (inputs zero, outputs zero).
+  virtual Result<Call> make_call(const Config& config) const = 0;
+  /// Fills the input tensors with random values.
+  virtual void fill(Call& call, const FillSpec& fill, Rng& rng) const;
+  /// Applies a probe to the inputs; unknown probes are kInvalidArgument.
+  virtual Status apply_probe(Call& call, const Probe& probe, Rng& rng) const;
+  /// FP64 (or better) reference outputs.
+  virtual Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const = 0;
+  /// Error model: per-output-element magnitude for the `bound` tolerance
+  /// (e.g. (|A||B|)_ij for matmul, sum|x| for a reduction), for output `output`.
+  virtual Result<std::vector<double>> magnitude(const Call& call, const std::string& output) const;
+  /// The accumulation length n for gamma(n, P) (K for matmul, length for a sum).
+  virtual double accumulation_length(const Call& call) const;
+  /// Variables for tolerance expressions: N, K, M, max|x|, sum|x|, ...
+  virtual std::map<std::string, double> expr_vars(const Call& call) const;
+};
+
+/// The op registry: one explicit table (no static self-registration).
+class OpRegistry {
+ public:
+  Status add(std::unique_ptr<Op> op);  ///< duplicate names rejected
+  const Op* find(std::string_view name) const;
+  std::vector<const Op*> all() const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<Op>> ops_;
+};
+
+/// Registers every built-in op.
+Status register_builtin_ops(OpRegistry& registry);
+/// The process-wide registry with built-ins registered.
+const OpRegistry& builtin_ops();
+
+/// Default value-range shorthands on tensors of an op: fills every kIn/kInOut
+/// floating tensor of `call` from `fill`. Ops call this from fill().
+void fill_float_inputs(Call& call, const FillSpec& fill, Rng& rng);
+
+}  // namespace kc

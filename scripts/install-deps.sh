@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every dependency kc needs, from Debian packages only.
+# Idempotent: packages already present are skipped quickly.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build clang lld libclang-rt-14-dev
+  libgtest-dev googletest
+  libyaml-cpp-dev
+  libopenblas-dev libblis-dev libblas-dev   # the three BLAS libraries graded side by side
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

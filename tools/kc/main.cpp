@@ -1,0 +1,2 @@
+#include "kc/status.h"
+int main() { return 0; }
