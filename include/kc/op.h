@@ -82,6 +82,8 @@ struct Probe {
   std::string name;           ///< nan | inf | neg_inf | subnormal | saturation | mantissa | oob | zero
   std::vector<double> args;   ///< e.g. saturation(65504), subnormal(2^-140), mantissa(13)
   double density = 0.01;      ///< fraction of elements touched, where that applies
+  std::vector<std::string> tensors;  ///< restrict to these input tensors (empty = the op's choice);
+                                     ///< the engine injects nan/inf itself when this is set
 };
 
 /// What the oracle says the outputs should be.

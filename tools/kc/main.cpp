@@ -1,2 +1,335 @@
-#include "kc/status.h"
-int main() { return 0; }
+// kc — the command-line shell. Parses flags, calls the library, prints.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kc/backend.h"
+#include "kc/engine.h"
+#include "kc/lang.h"
+#include "kc/op.h"
+#include "kc/report.h"
+
+namespace {
+
+using kc::engine::CheckRequest;
+using kc::engine::CheckResult;
+
+constexpr int kExitOk = 0, kExitViolation = 1, kExitUsage = 2, kExitInternal = 3;
+
+#ifndef KC_DEFAULT_CONTRACTS
+#define KC_DEFAULT_CONTRACTS "contracts"
+#endif
+
+const char* kHelp = R"(kc — Kernel Contracts: check ML kernels against written contracts.
+
+usage: kc <command> [options]
+
+commands:
+  check [PATHS...]     run contracts against impls; PATHS are .kc/.yaml files or dirs
+                       (default: the standard suite)
+  grade [PATHS...]     run the suite over every available impl; print the conformance
+                       matrix and grades; write report files (--out DIR)
+  lint PATHS...        parse contracts; list clause by clause what keeps them from executing
+  fmt FILE [--to kc|yaml]
+                       print the canonical form (or convert between .kc and YAML)
+  list [contracts|ops|impls]
+                       what kc knows
+  backends             which backends are available here, with versions, and why not
+  explain ID           what a contract promises, how it is measured, what a violation means
+  verify-trace FILE    check a trace's hash chain
+
+options (check, grade):
+  --contract GLOB      only contracts whose id matches (repeatable)
+  --impl GLOB          only impls whose name matches (repeatable)
+  --plugin LIB.so      load a plugin library through the kc_plugin.h C ABI (repeatable)
+  --seed N             base seed (default 0x6b63); inputs depend on seed, contract, config
+  --samples N          override the protocol's sample count
+  --config "K=V ..."   run only this config (used by repro lines)
+  --sample I           run only sample I of each config (used by repro lines)
+  --format F           table (default) | json | junit | md
+  --trace FILE         append one hash-chained JSON line per verdict
+  --out DIR            (grade) directory for report.json, report.junit.xml, report.md, trace.jsonl
+  --no-color           never colour the table
+
+exit codes:
+  0  every case conforming or not applicable
+  1  at least one violation (or a kernel that crashed / failed)
+  2  usage error or malformed contract
+  3  internal error in kc
+)";
+
+struct Args {
+  std::string command;
+  std::vector<std::string> positional;
+  CheckRequest request;
+  std::string format = "table";
+  std::string to;
+  std::string out = "kc-report";
+  bool color = isatty(STDOUT_FILENO) != 0;
+};
+
+int usage_error(const std::string& message) {
+  std::cerr << "kc: " << message << "\n(run `kc --help` for usage)\n";
+  return kExitUsage;
+}
+
+bool parse_u64(const std::string& s, std::uint64_t* out) {
+  try {
+    std::size_t pos = 0;
+    *out = std::stoull(s, &pos, 0);
+    return pos == s.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+/// Returns -1 on success, else an exit code.
+int parse_args(int argc, char** argv, Args* a) {
+  std::vector<std::string> v(argv + 1, argv + argc);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string& s = v[i];
+    auto value = [&](std::string* out) -> bool {
+      if (i + 1 >= v.size()) return false;
+      *out = v[++i];
+      return true;
+    };
+    std::string x;
+    if (s == "-h" || s == "--help") {
+      std::cout << kHelp;
+      return kExitOk;
+    } else if (s == "--version") {
+      std::cout << "kc 0.1.0\n";
+      return kExitOk;
+    } else if (s == "--contract") {
+      if (!value(&x)) return usage_error("--contract needs a value");
+      a->request.contracts.push_back(x);
+    } else if (s == "--impl") {
+      if (!value(&x)) return usage_error("--impl needs a value");
+      a->request.impls.push_back(x);
+    } else if (s == "--plugin") {
+      if (!value(&x)) return usage_error("--plugin needs a path");
+      a->request.plugin_paths.push_back(x);
+    } else if (s == "--seed") {
+      if (!value(&x) || !parse_u64(x, &a->request.seed)) return usage_error("--seed needs a number");
+    } else if (s == "--samples") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n) || n == 0) return usage_error("--samples needs a positive number");
+      a->request.samples = static_cast<std::int64_t>(n);
+    } else if (s == "--sample") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n)) return usage_error("--sample needs a number");
+      a->request.sample_index = static_cast<std::int64_t>(n);
+    } else if (s == "--config") {
+      if (!value(&x)) return usage_error("--config needs \"K=V ...\"");
+      a->request.config = x;
+    } else if (s == "--format") {
+      if (!value(&a->format)) return usage_error("--format needs a value");
+      if (a->format != "table" && a->format != "json" && a->format != "junit" && a->format != "md")
+        return usage_error("unknown format '" + a->format + "' (table | json | junit | md)");
+    } else if (s == "--trace") {
+      if (!value(&a->request.trace_path)) return usage_error("--trace needs a file");
+    } else if (s == "--out") {
+      if (!value(&a->out)) return usage_error("--out needs a directory");
+    } else if (s == "--to") {
+      if (!value(&a->to)) return usage_error("--to needs kc or yaml");
+    } else if (s == "--no-color") {
+      a->color = false;
+    } else if (!s.empty() && s[0] == '-') {
+      return usage_error("unknown option '" + s + "'");
+    } else if (a->command.empty()) {
+      a->command = s;
+    } else {
+      a->positional.push_back(s);
+    }
+  }
+  return -1;
+}
+
+std::string render(const CheckResult& r, const std::string& format, bool color) {
+  if (format == "json") return kc::report::render_json(r);
+  if (format == "junit") return kc::report::render_junit(r);
+  if (format == "md") return kc::report::render_markdown(r);
+  return kc::report::render_table(r, color);
+}
+
+int cmd_check(Args& a, bool grade) {
+  a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
+  a.request.progress = isatty(STDERR_FILENO) != 0;
+  if (grade && a.request.trace_path.empty()) a.request.trace_path = a.out + "/trace.jsonl";
+  if (grade) {
+    if (kc::Status s = kc::report::write_file(a.out + "/.kc", "kc report directory\n"); !s.ok())
+      return usage_error("cannot write to " + a.out + ": " + s.message());
+  }
+  CheckResult r = kc::engine::run_check(a.request);
+  if (grade) {
+    std::cout << kc::report::render_matrix(r, a.color);
+    const std::vector<std::pair<std::string, std::string>> files = {
+        {a.out + "/report.json", kc::report::render_json(r)},
+        {a.out + "/report.junit.xml", kc::report::render_junit(r)},
+        {a.out + "/report.md", kc::report::render_markdown(r)},
+    };
+    for (const auto& [path, content] : files) {
+      if (kc::Status s = kc::report::write_file(path, content); !s.ok())
+        std::cerr << "kc: " << s.message() << "\n";
+    }
+    std::cout << "\nreports: " << a.out << "/report.{json,junit.xml,md}, trace: " << a.request.trace_path
+              << "\n";
+  } else {
+    std::cout << render(r, a.format, a.color);
+  }
+  return r.exit_code();
+}
+
+int cmd_lint(const Args& a) {
+  if (a.positional.empty()) return usage_error("lint needs at least one contract file or directory");
+  auto loaded = kc::engine::load_contracts(a.positional);
+  int rc = kExitOk;
+  for (const auto& d : loaded.diagnostics) {
+    std::cerr << d.render() << "\n";
+    if (d.severity == kc::lang::Diagnostic::Severity::kError) rc = kExitUsage;
+  }
+  kc::Document doc;
+  doc.contracts = loaded.contracts;
+  const auto findings = kc::lang::lint(doc);
+  for (const auto& f : findings) {
+    std::cout << f.loc.file << ":" << f.loc.line << ":" << f.loc.column << ": " << f.contract << " "
+              << f.clause << ": " << f.message << "\n";
+  }
+  std::size_t executable = 0;
+  for (const auto& c : loaded.contracts) executable += c.executable() ? 1 : 0;
+  std::cout << loaded.contracts.size() << " contracts: " << executable << " executable, "
+            << loaded.contracts.size() - executable << " descriptive";
+  if (!loaded.diagnostics.empty()) std::cout << ", " << loaded.diagnostics.size() << " diagnostics";
+  std::cout << "\n";
+  return rc;
+}
+
+int cmd_fmt(const Args& a) {
+  if (a.positional.size() != 1) return usage_error("fmt needs exactly one file");
+  auto parsed = kc::lang::parse_file(a.positional[0]);
+  if (parsed.has_errors()) {
+    for (const auto& d : parsed.diagnostics) std::cerr << d.render() << "\n";
+    return kExitUsage;
+  }
+  std::string to = a.to;
+  if (to.empty()) {
+    const auto& p = a.positional[0];
+    to = (p.size() > 5 && (p.ends_with(".yaml") || p.ends_with(".yml"))) ? "yaml" : "kc";
+  }
+  if (to == "yaml") std::cout << kc::lang::print_yaml(parsed.document);
+  else if (to == "kc") std::cout << kc::lang::print_kc(parsed.document);
+  else return usage_error("--to must be kc or yaml");
+  return kExitOk;
+}
+
+int cmd_list(const Args& a) {
+  const std::string what = a.positional.empty() ? "contracts" : a.positional[0];
+  if (what == "ops") {
+    for (const kc::Op* op : kc::builtin_ops().all()) {
+      std::printf("%-14s %s\n", std::string(op->name()).c_str(), std::string(op->summary()).c_str());
+      for (const auto& p : op->params())
+        std::printf("    %-10s default %-6s %s\n", p.name.c_str(), p.default_value.c_str(), p.help.c_str());
+    }
+    return kExitOk;
+  }
+  if (what == "impls") {
+    kc::BackendRegistry reg;
+    kc::BackendOptions opt;
+    opt.plugin_paths = a.request.plugin_paths;
+    if (auto s = kc::register_builtin_backends(reg, opt); !s.ok()) return kExitInternal;
+    for (const auto& impl : reg.impls()) {
+      const auto& d = impl->declaration();
+      std::string dts;
+      for (auto t : d.dtypes) dts += (dts.empty() ? "" : ",") + std::string(kc::dtype_name(t));
+      std::printf("%-28s op=%-12s %-6s acc=%-5s det=%-10s nan=%-14s %s\n", d.name.c_str(), d.op.c_str(),
+                  dts.c_str(), d.get("accumulator").c_str(), d.get("determinism").c_str(),
+                  d.get("nan").c_str(), d.description.c_str());
+    }
+    return kExitOk;
+  }
+  if (what == "contracts") {
+    auto loaded = kc::engine::load_contracts({KC_DEFAULT_CONTRACTS});
+    for (std::size_t i = 0; i < loaded.contracts.size(); ++i) {
+      const auto& c = loaded.contracts[i];
+      auto it = c.meta.find("title");
+      std::printf("%-16s %-11s %-12s %s\n", c.id.c_str(), c.executable() ? "executable" : "descriptive",
+                  c.scope.empty() ? "" : c.scope[0].c_str(), it == c.meta.end() ? "" : it->second.c_str());
+    }
+    return kExitOk;
+  }
+  return usage_error("list what? contracts | ops | impls");
+}
+
+int cmd_backends(const Args& a) {
+  kc::BackendRegistry reg;
+  kc::BackendOptions opt;
+  opt.plugin_paths = a.request.plugin_paths;
+  if (auto s = kc::register_builtin_backends(reg, opt); !s.ok()) {
+    std::cerr << "kc: " << s.to_string() << "\n";
+    return kExitInternal;
+  }
+  for (const auto& info : reg.infos()) {
+    std::printf("%-12s %-12s %s%s%s\n", info.name.c_str(), info.available ? "available" : "unavailable",
+                info.version.c_str(), info.version.empty() || info.reason.empty() ? "" : " — ",
+                info.reason.c_str());
+  }
+  return kExitOk;
+}
+
+int cmd_explain(const Args& a) {
+  if (a.positional.empty()) return usage_error("explain needs a contract id");
+  const std::string& id = a.positional[0];
+  auto loaded = kc::engine::load_contracts(
+      a.positional.size() > 1 ? std::vector<std::string>(a.positional.begin() + 1, a.positional.end())
+                              : std::vector<std::string>{KC_DEFAULT_CONTRACTS});
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < loaded.contracts.size(); ++i) {
+    const auto& c = loaded.contracts[i];
+    ids.push_back(c.id);
+    if (c.id != id) continue;
+    std::cout << kc::engine::explain(c, loaded.files[i]);
+    return kExitOk;
+  }
+  std::string near = kc::lang::nearest_word(id, ids);
+  return usage_error("no contract '" + id + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
+}
+
+int cmd_verify_trace(const Args& a) {
+  if (a.positional.size() != 1) return usage_error("verify-trace needs one file");
+  auto r = kc::report::verify_trace(a.positional[0]);
+  if (!r.ok()) {
+    std::cerr << "kc: " << r.status().message() << "\n";
+    return kExitViolation;
+  }
+  std::cout << a.positional[0] << ": " << *r << " records, chain intact\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+  if (a.command.empty()) {
+    std::cout << kHelp;
+    return kExitUsage;
+  }
+  if (a.command == "check") return cmd_check(a, false);
+  if (a.command == "grade") return cmd_check(a, true);
+  if (a.command == "lint") return cmd_lint(a);
+  if (a.command == "fmt") return cmd_fmt(a);
+  if (a.command == "list") return cmd_list(a);
+  if (a.command == "backends") return cmd_backends(a);
+  if (a.command == "explain") return cmd_explain(a);
+  if (a.command == "verify-trace") return cmd_verify_trace(a);
+  const std::vector<std::string> commands = {"check", "grade", "lint", "fmt", "list", "backends", "explain",
+                                             "verify-trace"};
+  std::string near = kc::lang::nearest_word(a.command, commands);
+  return usage_error("unknown command '" + a.command + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
+}

@@ -1,0 +1,189 @@
+#include "blas_library.h"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+
+namespace kc::backends {
+
+namespace {
+
+constexpr const char* kLibDir = "/usr/lib/x86_64-linux-gnu/";
+
+std::string dl_error_text() {
+  const char* e = dlerror();
+  return e ? e : "unknown dlopen error";
+}
+
+template <typename Fn>
+Fn lookup(void* handle, const char* name) {
+  return reinterpret_cast<Fn>(dlsym(handle, name));
+}
+
+// Text returned by a library's `char* f(void)` info function, if it exports one.
+std::string call_string_fn(void* handle, const char* name) {
+  auto fn = lookup<const char* (*)()>(handle, name);
+  const char* s = fn ? fn() : nullptr;
+  return s ? s : "";
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.pop_back();
+  while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+  return s;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::open(const BlasLibrarySpec& spec) {
+  std::vector<std::string> paths = spec.candidates;
+  if (!spec.env_var.empty()) {
+    if (const char* env = std::getenv(spec.env_var.c_str()); env && *env) paths = {env};
+  }
+  std::string tried;
+  for (const std::string& path : paths) {
+    if (!tried.empty()) tried += "; ";
+    // RTLD_LOCAL keeps this library's sgemm_ out of the global namespace, so the
+    // next library we load does not bind to it.
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      tried += dl_error_text();
+      continue;
+    }
+    std::shared_ptr<BlasLibrary> lib(new BlasLibrary());
+    lib->spec_ = spec;
+    lib->path_ = path;
+    lib->handle_ = handle;
+    lib->sgemm = lookup<SgemmFn>(handle, "sgemm_");
+    lib->sdot = lookup<SdotFn>(handle, "sdot_");
+    lib->sasum = lookup<SasumFn>(handle, "sasum_");
+    lib->snrm2 = lookup<Snrm2Fn>(handle, "snrm2_");
+    lib->sscal = lookup<SscalFn>(handle, "sscal_");
+    lib->isamax = lookup<IsamaxFn>(handle, "isamax_");
+    if (!lib->sgemm || !lib->sdot || !lib->sasum || !lib->snrm2 || !lib->sscal || !lib->isamax) {
+      tried += path + ": missing a Fortran BLAS symbol (sgemm_, sdot_, sasum_, snrm2_, sscal_, "
+               "isamax_)";
+      // Not a BLAS for us; nothing of it has run yet, so unloading is safe.
+      dlclose(handle);
+      continue;
+    }
+    if (spec.flavor == BlasFlavor::kOpenBlas) {
+      lib->set_num_threads = lookup<SetThreadsFn>(handle, "openblas_set_num_threads");
+    } else if (spec.flavor == BlasFlavor::kBlis) {
+      lib->set_num_threads = lookup<SetThreadsFn>(handle, "bli_thread_set_num_threads");
+    }
+    lib->version_ = lib->describe_version();
+    // The handle is never dlclose'd: OpenBLAS and BLIS start thread pools whose
+    // teardown runs from the library's destructors, and unloading while another
+    // backend's impl may still run is not worth the address space we would save.
+    return std::shared_ptr<const BlasLibrary>(std::move(lib));
+  }
+  return unavailable("tried " + (tried.empty() ? std::string("no paths") : tried));
+}
+
+void* BlasLibrary::symbol(const char* name) const { return dlsym(handle_, name); }
+
+std::string BlasLibrary::describe_version() const {
+  switch (spec_.flavor) {
+    case BlasFlavor::kOpenBlas: {
+      // openblas_get_config(): "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64";
+      // openblas_get_corename(): the kernel set DYNAMIC_ARCH picked for this CPU.
+      std::string v = trim(call_string_fn(handle_, "openblas_get_config"));
+      std::string core = trim(call_string_fn(handle_, "openblas_get_corename"));
+      if (v.empty()) v = "OpenBLAS (version unknown)";
+      if (!core.empty()) v += ", core " + core;
+      return v;
+    }
+    case BlasFlavor::kBlis: {
+      std::string v = call_string_fn(handle_, "bli_info_get_version_str");
+      v = v.empty() ? "BLIS (version unknown)" : "BLIS " + v;
+      // bli_arch_query_id() returns the arch_t enum of the sub-configuration the
+      // runtime dispatcher chose; bli_arch_string() names it ("haswell", "zen3").
+      auto query = lookup<int (*)()>(handle_, "bli_arch_query_id");
+      auto name = lookup<const char* (*)(int)>(handle_, "bli_arch_string");
+      if (query && name) {
+        const char* arch = name(query());
+        if (arch) v += ", arch " + std::string(arch);
+      }
+      return v;
+    }
+    case BlasFlavor::kNetlib: {
+      // The netlib reference BLAS has no version function; Debian installs it as
+      // libblas.so.3.<lapack version>, so the resolved file name carries it.
+      std::error_code ec;
+      std::string real = std::filesystem::canonical(path_, ec).filename().string();
+      constexpr std::string_view kPrefix = "libblas.so.";
+      if (!ec && real.rfind(kPrefix, 0) == 0 && real.size() > kPrefix.size()) {
+        return "netlib reference BLAS " + real.substr(kPrefix.size());
+      }
+      return "netlib reference";
+    }
+  }
+  return "";
+}
+
+// --- The three specs. Declarations common to every impl of a library, with their sources.
+//
+// Shared by all three: FP32 data with an FP32 accumulator (the reference sgemm.f
+// declares TEMP as REAL; OpenBLAS and BLIS sgemm kernels accumulate in single
+// precision FMA registers); NaN/Inf propagate as IEEE arithmetic does (none of
+// them tests for NaN); subnormals kept (none of them sets FTZ/DAZ in MXCSR).
+
+BlasLibrarySpec openblas_spec() {
+  BlasLibrarySpec s;
+  s.name = "openblas";
+  s.flavor = BlasFlavor::kOpenBlas;
+  s.env_var = "KC_OPENBLAS_LIB";
+  s.candidates = {std::string(kLibDir) + "openblas-pthread/libopenblas.so.0", "libopenblas.so.0"};
+  s.description = "OpenBLAS Fortran BLAS interface (sgemm_, sdot_, ...)";
+  // RUN_TO_RUN, not BITWISE: OpenBLAS picks its thread count per call from the
+  // problem size and the current thread setting (interface/gemm.c,
+  // get_gemm_optimal_nthreads / num_cpu_avail), and level-1 reductions such as
+  // sdot split the vector across threads; a different split reorders the sum.
+  // Users seeking determinism are told to pin threads (OpenMathLib/OpenBLAS
+  // issue #5806, "results are still nondeterministic").
+  s.determinism = Determinism::kRunToRun;
+  s.source =
+      "OpenBLAS docs (https://github.com/OpenMathLib/OpenBLAS/wiki, FAQ on threads); "
+      "issue OpenMathLib/OpenBLAS#5806 on thread count and determinism";
+  return s;
+}
+
+BlasLibrarySpec blis_spec() {
+  BlasLibrarySpec s;
+  s.name = "blis";
+  s.flavor = BlasFlavor::kBlis;
+  s.env_var = "KC_BLIS_LIB";
+  const std::string dir = kLibDir;
+  s.candidates = {dir + "blis-openmp/libblis.so.4", dir + "blis-pthread/libblis.so.4",
+                  dir + "blis-serial/libblis.so.4", "libblis.so.4"};
+  s.description = "BLIS BLAS compatibility layer (sgemm_, sdot_, ...)";
+  // BITWISE: BLIS docs/Multithreading.md — multithreading is off at runtime
+  // unless requested, and even then only four of the five gemm loops are
+  // parallelised, never the k (pc) loop, so each C element is reduced by one
+  // thread in a fixed order for a given sub-configuration.
+  s.determinism = Determinism::kBitwise;
+  s.source =
+      "BLIS docs/Multithreading.md (k loop not parallelised); docs/BLISTypedAPI.md "
+      "(beta = 0 overwrites C)";
+  return s;
+}
+
+BlasLibrarySpec refblas_spec() {
+  BlasLibrarySpec s;
+  s.name = "refblas";
+  s.flavor = BlasFlavor::kNetlib;
+  s.env_var = "KC_REFBLAS_LIB";
+  s.candidates = {std::string(kLibDir) + "blas/libblas.so.3"};
+  s.description = "netlib reference BLAS (Fortran 77 loops)";
+  // BITWISE: single-threaded straight loops in a fixed order (sgemm.f, sdot.f).
+  s.determinism = Determinism::kBitwise;
+  s.source =
+      "netlib reference BLAS sgemm.f (\"when BETA is supplied as zero then C need not be set "
+      "on input\"), sdot.f, sasum.f, snrm2.f, sscal.f, isamax.f";
+  return s;
+}
+
+}  // namespace kc::backends

@@ -1,0 +1,95 @@
+// kc — one BLAS shared library loaded side by side with the others.
+//
+// openblas, blis and refblas are all loaded into one process with
+// dlopen(RTLD_NOW | RTLD_LOCAL): each handle keeps its own `sgemm_`, and we
+// reach it with dlsym on that handle, never through the global namespace.
+// RTLD_DEEPBIND is deliberately not used: it breaks AddressSanitizer's
+// interposition of malloc/free.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kc/declaration.h"
+#include "kc/status.h"
+
+namespace kc::backends {
+
+/// The gfortran calling convention of the reference BLAS (as built by Debian for
+/// all three libraries): every argument by pointer, INTEGER is int32 (the LP64
+/// interface), REAL FUNCTION returns float in a register, and each CHARACTER
+/// argument adds a hidden trailing length argument (size_t since gfortran 8).
+using FortranInt = std::int32_t;
+using SgemmFn = void (*)(const char* transa, const char* transb, const FortranInt* m,
+                         const FortranInt* n, const FortranInt* k, const float* alpha,
+                         const float* a, const FortranInt* lda, const float* b,
+                         const FortranInt* ldb, const float* beta, float* c,
+                         const FortranInt* ldc, std::size_t transa_len, std::size_t transb_len);
+using SdotFn = float (*)(const FortranInt* n, const float* x, const FortranInt* incx,
+                         const float* y, const FortranInt* incy);
+using SasumFn = float (*)(const FortranInt* n, const float* x, const FortranInt* incx);
+using Snrm2Fn = float (*)(const FortranInt* n, const float* x, const FortranInt* incx);
+using SscalFn = void (*)(const FortranInt* n, const float* alpha, float* x,
+                         const FortranInt* incx);
+using IsamaxFn = FortranInt (*)(const FortranInt* n, const float* x, const FortranInt* incx);
+using SetThreadsFn = void (*)(int);
+
+/// How the version of a library is discovered once it is loaded.
+enum class BlasFlavor { kOpenBlas, kBlis, kNetlib };
+
+/// Everything that differs between the three libraries: data, not code.
+struct BlasLibrarySpec {
+  std::string name;                     ///< backend name: "openblas"
+  BlasFlavor flavor = BlasFlavor::kNetlib;
+  std::string env_var;                  ///< overrides the candidates: "KC_OPENBLAS_LIB"
+  std::vector<std::string> candidates;  ///< tried in order
+  std::string description;              ///< one line for `kc backends`
+  /// What every impl of this library declares, and the documents it is taken from.
+  Determinism determinism = Determinism::kBitwise;
+  std::string source;
+};
+
+/// A loaded BLAS library and its resolved Fortran entry points.
+/// Instances are never unloaded (see the note in blas_library.cpp).
+class BlasLibrary {
+ public:
+  /// Loads the first candidate path (or the env override) that dlopen accepts and
+  /// that exports every required symbol. kUnavailable otherwise, naming every
+  /// path tried with its dlerror() text.
+  static Result<std::shared_ptr<const BlasLibrary>> open(const BlasLibrarySpec& spec);
+
+  const BlasLibrarySpec& spec() const { return spec_; }
+  const std::string& path() const { return path_; }  ///< the path dlopen accepted
+  const std::string& version() const { return version_; }
+
+  /// Address of a symbol in this library's handle (nullptr if absent).
+  void* symbol(const char* name) const;
+
+  SgemmFn sgemm = nullptr;
+  SdotFn sdot = nullptr;
+  SasumFn sasum = nullptr;
+  Snrm2Fn snrm2 = nullptr;
+  SscalFn sscal = nullptr;
+  IsamaxFn isamax = nullptr;
+  /// openblas_set_num_threads / bli_thread_set_num_threads; nullptr when absent.
+  SetThreadsFn set_num_threads = nullptr;
+
+ private:
+  BlasLibrary() = default;
+  std::string describe_version() const;
+
+  BlasLibrarySpec spec_;
+  std::string path_;
+  std::string version_;
+  void* handle_ = nullptr;
+};
+
+/// The three built-in library specs (candidate paths for Debian 12 x86_64).
+BlasLibrarySpec openblas_spec();
+BlasLibrarySpec blis_spec();
+BlasLibrarySpec refblas_spec();
+
+}  // namespace kc::backends

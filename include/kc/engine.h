@@ -1,0 +1,131 @@
+// kc — the conformance engine: plan, execute, judge (DESIGN.md §3).
+//
+// A contract's protocol runs against impls; every case yields a Verdict with
+// Evidence, zero or more named Signatures, and a one-line repro command.
+// Outcomes of the kernel under test are data (a verdict), never an error of kc.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kc/backend.h"
+#include "kc/enum_table.h"
+#include "kc/lang.h"
+#include "kc/model.h"
+#include "kc/op.h"
+#include "kc/status.h"
+
+namespace kc::engine {
+
+enum class Verdict { kConforming, kViolation, kUnderSpecified, kNotApplicable, kError, kSkipped };
+std::span<const EnumEntry<Verdict>> verdict_table();
+inline std::string_view verdict_name(Verdict v) { return enum_name(verdict_table(), v); }
+
+/// The worst element seen for a case.
+struct WorstElement {
+  std::string output;           ///< tensor name
+  std::int64_t index = -1;      ///< logical flat index
+  std::string position;         ///< "(row 3, col 17)" style
+  double value = 0;             ///< what the impl produced
+  double reference = 0;         ///< what the oracle says
+  double metric = 0;            ///< the judged metric at that element
+  std::string config;           ///< config it occurred in
+};
+
+/// Statistics for one config.
+struct ConfigEvidence {
+  std::string config;
+  double max = 0, p99 = 0, mean = 0;
+  std::int64_t elements = 0;
+  std::int64_t failures = 0;  ///< elements (or runs) that broke the bound
+  std::string note;           ///< why the config was skipped, if it was
+};
+
+struct Evidence {
+  std::string metric;            ///< what max/p99 are: ratio, rel_error, ulp, mismatched_runs, ...
+  std::string tolerance;         ///< tolerance as text, with its evaluated value
+  double max = 0, p99 = 0, mean = 0;
+  std::int64_t elements = 0;     ///< compared elements over all configs/samples
+  std::int64_t failures = 0;
+  std::optional<WorstElement> worst;
+  std::vector<ConfigEvidence> per_config;
+  std::vector<std::string> notes;  ///< human-readable findings ("12 of 256 outputs capped at 65504")
+};
+
+/// One verdict record: contract × impl (over all its configs).
+struct CaseResult {
+  std::string contract_id;
+  std::string contract_hash;
+  std::string contract_file;
+  std::string impl;
+  std::string backend;
+  std::string backend_version;
+  Verdict verdict = Verdict::kSkipped;
+  std::string reason;                ///< one line: why this verdict
+  std::vector<Signature> signatures; ///< named failure patterns (violations only)
+  bool signature_expected = false;   ///< a detected signature is one the contract lists
+  Evidence evidence;
+  std::uint64_t seed = 0;
+  std::string input_hash;            ///< hash of the inputs of the worst case
+  std::string repro;                 ///< one-line command that reproduces this case
+  double seconds = 0;
+};
+
+/// Inputs of a check run. Every CLI command is one of these functions.
+struct CheckRequest {
+  std::vector<std::string> paths;          ///< contract files or directories
+  std::vector<std::string> contracts;      ///< id filters (glob: * ?), empty = all
+  std::vector<std::string> impls;          ///< impl filters (glob), empty = all applicable
+  std::vector<std::string> plugin_paths;
+  std::uint64_t seed = 0x6b63;
+  std::optional<std::int64_t> samples;     ///< override the protocol's sample count
+  std::optional<std::int64_t> sample_index;///< run only this sample (repro)
+  std::optional<std::string> config;       ///< run only this config ("K=4096 M=16 dtype=FP32")
+  std::string trace_path;                  ///< append JSONL records here (empty = none)
+  bool progress = false;                   ///< progress line on stderr
+};
+
+struct CheckResult {
+  std::vector<CaseResult> cases;
+  std::vector<lang::Diagnostic> diagnostics;  ///< contract-file problems
+  std::vector<BackendInfo> backends;
+  /// 0 all conforming / not applicable, 1 some violation (or error verdict), 2 contract error.
+  int exit_code() const;
+};
+
+/// Loads contracts from files/directories (.kc, .yaml, .yml), recursively.
+struct LoadedContracts {
+  std::vector<Contract> contracts;
+  std::vector<std::string> files;  ///< parallel to contracts
+  std::vector<Declaration> impls;  ///< impl blocks found
+  std::vector<Calibration> calibrations;
+  std::vector<Suite> suites;
+  std::vector<lang::Diagnostic> diagnostics;
+};
+LoadedContracts load_contracts(const std::vector<std::string>& paths);
+
+/// Runs the selected contracts against applicable impls of the registry.
+CheckResult run_check(const CheckRequest& request, BackendRegistry& registry);
+/// Same, with the built-in backends (and request.plugin_paths).
+CheckResult run_check(const CheckRequest& request);
+
+/// Runs one contract against one impl (the unit the engine schedules).
+CaseResult run_case(const Contract& contract, const std::string& contract_file, const Impl& impl,
+                    const BackendInfo& backend, const CheckRequest& request);
+
+/// Plain-language account of a contract: promise, protocol, tolerance, signature.
+std::string explain(const Contract& contract, const std::string& file);
+
+/// Op names a scope entry covers ("reduction" -> sum, asum, nrm2, dot).
+std::vector<std::string> ops_for_scope(const std::string& scope_entry);
+
+/// Glob match with * and ?.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+}  // namespace kc::engine

@@ -1,0 +1,58 @@
+// kc — evidence out: the hash-chained trace and the report formats.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kc/engine.h"
+#include "kc/status.h"
+
+namespace kc::report {
+
+/// SHA-256 of bytes, lower-case hex.
+std::string sha256_hex(const std::string& bytes);
+
+/// One JSON object (no trailing newline) for a verdict record, without the chain fields.
+std::string case_json(const engine::CaseResult& c);
+
+/// Appends records to a JSON-lines trace. Each line carries "prev" (the hash of
+/// the previous line, or 64 zeros) and "hash" = sha256(prev + record body), so
+/// editing or dropping any earlier line breaks the chain. Each record is
+/// flushed and fsync'd as it is written: a crash loses nothing already recorded.
+class TraceWriter {
+ public:
+  /// Opens (creating if needed) and reads the last hash of an existing trace.
+  static Result<TraceWriter> open(const std::string& path);
+  Status append(const engine::CaseResult& c);
+  const std::string& last_hash() const { return last_hash_; }
+
+ private:
+  std::string path_;
+  std::string last_hash_;
+};
+
+/// Verifies a trace's chain; returns the number of records or the first broken line.
+Result<std::size_t> verify_trace(const std::string& path);
+
+/// Report renderers.
+std::string render_table(const engine::CheckResult& result, bool color);
+std::string render_json(const engine::CheckResult& result);
+std::string render_junit(const engine::CheckResult& result);
+std::string render_markdown(const engine::CheckResult& result);
+
+/// Grade of an impl over a suite (documented in docs/grading.md).
+struct ImplGrade {
+  std::string impl;
+  std::string backend;
+  int conforming = 0, violations = 0, not_applicable = 0, errors = 0, other = 0;
+  std::string level;  ///< "A", "B", ...
+  std::string summary;
+};
+std::vector<ImplGrade> grade(const engine::CheckResult& result);
+/// Contracts × impls matrix, one cell per verdict (and signature).
+std::string render_matrix(const engine::CheckResult& result, bool color);
+
+/// Writes result as fmt ("table" | "json" | "junit" | "md") to path.
+Status write_file(const std::string& path, const std::string& content);
+
+}  // namespace kc::report

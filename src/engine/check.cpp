@@ -1,0 +1,100 @@
+// kc — a check run: load contracts, select impls, run every case, record each
+// verdict in the trace as soon as it exists.
+#include <cstdio>
+
+#include "kc/engine.h"
+#include "kc/report.h"
+
+namespace kc::engine {
+
+namespace {
+
+bool selected(const std::vector<std::string>& filters, const std::string& name) {
+  if (filters.empty()) return true;
+  for (const auto& f : filters)
+    if (glob_match(f, name)) return true;
+  return false;
+}
+
+}  // namespace
+
+CheckResult run_check(const CheckRequest& request, BackendRegistry& registry) {
+  CheckResult result;
+  LoadedContracts loaded = load_contracts(request.paths);
+  result.diagnostics = loaded.diagnostics;
+  result.backends = registry.infos();
+
+  std::optional<report::TraceWriter> trace;
+  if (!request.trace_path.empty()) {
+    auto t = report::TraceWriter::open(request.trace_path);
+    if (t.ok()) {
+      trace = std::move(t).value();
+    } else {
+      lang::Diagnostic d;
+      d.severity = lang::Diagnostic::Severity::kError;
+      d.loc.file = request.trace_path;
+      d.message = "cannot open trace: " + t.status().message();
+      result.diagnostics.push_back(d);
+      return result;
+    }
+  }
+
+  // Impls from every backend, available or not, so unavailable ones show as skipped.
+  struct Entry {
+    std::shared_ptr<const Impl> impl;
+    const BackendInfo* info;
+  };
+  std::vector<Entry> entries;
+  auto impls = registry.impls();
+  for (const auto& impl : impls) {
+    if (!selected(request.impls, impl->declaration().name)) continue;
+    const BackendInfo* info = nullptr;
+    for (const auto& b : result.backends)
+      if (b.name == impl->declaration().backend) info = &b;
+    entries.push_back({impl, info});
+  }
+  static const BackendInfo kUnknown{"?", true, "", "", ""};
+
+  std::size_t total = 0, done = 0;
+  for (const auto& c : loaded.contracts) total += selected(request.contracts, c.id) ? entries.size() : 0;
+
+  for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
+    const Contract& contract = loaded.contracts[ci];
+    if (!selected(request.contracts, contract.id)) continue;
+    for (const auto& e : entries) {
+      CaseResult r = run_case(contract, loaded.files[ci], *e.impl, e.info ? *e.info : kUnknown, request);
+      ++done;
+      if (request.progress) {
+        std::fprintf(stderr, "\r[%zu/%zu] %-12s %-28s %s\033[K", done, total, contract.id.c_str(),
+                     r.impl.c_str(), std::string(verdict_name(r.verdict)).c_str());
+        std::fflush(stderr);
+      }
+      // Not-applicable pairs are the bulk of a cross product; they are kept in
+      // the result (the matrix shows them) but not in the trace.
+      if (trace && r.verdict != Verdict::kNotApplicable) {
+        if (Status s = trace->append(r); !s.ok()) {
+          std::fprintf(stderr, "kc: trace write failed: %s\n", s.to_string().c_str());
+        }
+      }
+      result.cases.push_back(std::move(r));
+    }
+  }
+  if (request.progress && total > 0) std::fprintf(stderr, "\r\033[K");
+  return result;
+}
+
+CheckResult run_check(const CheckRequest& request) {
+  BackendRegistry registry;
+  BackendOptions options;
+  options.plugin_paths = request.plugin_paths;
+  if (Status s = register_builtin_backends(registry, options); !s.ok()) {
+    CheckResult r;
+    lang::Diagnostic d;
+    d.message = "backend registration failed: " + s.to_string();
+    r.diagnostics.push_back(d);
+    return r;
+  }
+  return run_check(request, registry);
+}
+
+}  // namespace kc::engine

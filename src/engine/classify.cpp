@@ -1,0 +1,165 @@
+#include "engine/classify.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "kc/dtype.h"
+
+namespace kc::engine {
+
+namespace {
+
+std::string fmt_g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+bool failing(double got, double ref, double allowed) { return element_ratio(got, ref, allowed) > 1; }
+
+}  // namespace
+
+double element_ratio(double got, double ref, double allowed) {
+  const bool gn = std::isnan(got), rn = std::isnan(ref);
+  if (gn && rn) return 0;
+  if (gn || rn) return std::numeric_limits<double>::infinity();
+  if (std::isinf(got) || std::isinf(ref)) {
+    return (got == ref) ? 0 : std::numeric_limits<double>::infinity();
+  }
+  const double err = std::fabs(got - ref);
+  if (err == 0) return 0;
+  if (!(allowed > 0)) return std::numeric_limits<double>::infinity();
+  return err / allowed;
+}
+
+double max_ratio(const std::vector<double>& got, const std::vector<double>& ref,
+                 const std::vector<double>& allowed) {
+  double m = 0;
+  for (std::size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+    const double a = i < allowed.size() ? allowed[i] : 0;
+    m = std::max(m, element_ratio(got[i], ref[i], a));
+  }
+  return m;
+}
+
+void classify_values(const Observation& obs, std::vector<Signature>* sigs,
+                     std::vector<std::string>* notes) {
+  const std::size_t n = std::min(obs.got.size(), obs.ref.size());
+  if (n == 0) return;
+  std::size_t got_nan = 0, ref_nan = 0, nan_introduced = 0, nan_swallowed = 0, inf_sign = 0;
+  std::size_t fails = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double g = obs.got[i], r = obs.ref[i];
+    got_nan += std::isnan(g);
+    ref_nan += std::isnan(r);
+    if (std::isnan(g) && !std::isnan(r)) ++nan_introduced;
+    if (!std::isnan(g) && std::isnan(r)) ++nan_swallowed;
+    if (std::isinf(g) && std::isinf(r) && g != r) ++inf_sign;
+    if (failing(g, r, i < obs.allowed.size() ? obs.allowed[i] : 0)) ++fails;
+  }
+
+  // The output was pre-filled with NaN and every element still is: the kernel never wrote it.
+  if (obs.poisoned_with_nan && got_nan == n && ref_nan < n) {
+    sigs->push_back({"OUTPUT_NOT_WRITTEN", {}});
+    notes->push_back("output '" + obs.output + "' still holds the NaN poison in all " +
+                     std::to_string(n) + " elements: the kernel did not write it");
+    return;
+  }
+
+  // Constant output where the reference varies.
+  if (n > 1) {
+    bool got_const = true, ref_const = true;
+    for (std::size_t i = 1; i < n; ++i) {
+      got_const = got_const && std::memcmp(&obs.got[i], &obs.got[0], sizeof(double)) == 0;
+      ref_const = ref_const && obs.ref[i] == obs.ref[0];
+    }
+    if (got_const && !ref_const) {
+      sigs->push_back({"CONSTANT_OUTPUT", {fmt_g(obs.got[0])}});
+      notes->push_back("every element of '" + obs.output + "' equals " + fmt_g(obs.got[0]) +
+                       " while the reference varies");
+      return;
+    }
+  }
+
+  // Saturation: where the reference exceeds a narrow format's maximum, the
+  // output is capped at that maximum or overflowed to inf.
+  for (DType t : {DType::kF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
+    const double cap = dtype_info(t).max_finite;
+    std::size_t beyond = 0, capped = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double r = obs.ref[i], g = obs.got[i];
+      if (!std::isfinite(r) || std::fabs(r) <= cap) continue;
+      ++beyond;
+      if (std::isinf(g) || std::fabs(g) <= cap * (1 + 1e-3)) ++capped;
+    }
+    if (beyond > 0 && capped * 2 >= beyond && capped * 2 >= fails) {
+      const std::string cap_text = fmt_g(cap);
+      sigs->push_back({"SATURATION", {cap_text}});
+      notes->push_back(std::to_string(capped) + " of " + std::to_string(beyond) +
+                       " elements whose reference exceeds " + cap_text + " (" +
+                       std::string(dtype_info(t).short_name) +
+                       " max) came back capped or infinite: a " +
+                       std::string(dtype_info(t).short_name) + " value is on the path");
+      return;
+    }
+  }
+
+  if (nan_introduced > 0) {
+    sigs->push_back({"NAN_INTRODUCED", {std::to_string(nan_introduced)}});
+    notes->push_back(std::to_string(nan_introduced) + " NaN outputs where the reference is not NaN");
+  }
+  if (nan_swallowed > 0) {
+    sigs->push_back({"NAN_SWALLOWED", {std::to_string(nan_swallowed)}});
+    notes->push_back(std::to_string(nan_swallowed) + " outputs are not NaN where the reference is NaN");
+  }
+  if (inf_sign > 0) {
+    sigs->push_back({"INF_SIGN", {std::to_string(inf_sign)}});
+    notes->push_back(std::to_string(inf_sign) + " infinite outputs with the wrong sign");
+  }
+}
+
+void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions& options,
+                          const Observation& obs, std::vector<Signature>* sigs,
+                          std::vector<std::string>* notes) {
+  // Candidates from widest to narrowest mantissa; tf32 and fp16 share 10 bits
+  // and differ only in range, so tf32 is tried first and fp16 wins only where
+  // range effects (overflow/underflow) are what explains the output.
+  struct Candidate {
+    DType t;
+    double score;
+  };
+  const double base = max_ratio(obs.got, obs.ref, obs.allowed);
+  if (!(base > 1)) return;
+  std::vector<Candidate> explained;
+  for (DType t : {DType::kTF32, DType::kF16, DType::kBF16}) {
+    Call rounded = inputs;
+    for (std::size_t k = 0; k < rounded.tensors.size(); ++k) {
+      if (rounded.roles[k] == Role::kOut) continue;
+      Tensor& tensor = rounded.tensors[k];
+      if (!dtype_info(tensor.dtype()).is_float) continue;
+      for (std::int64_t i = 0; i < tensor.storage_elems(); ++i)
+        tensor.store(i, round_to(tensor.load(i), t));
+    }
+    auto oracle = op.oracle(rounded, options);
+    if (!oracle.ok()) continue;
+    for (std::size_t o = 0; o < oracle->output_names.size(); ++o) {
+      if (oracle->output_names[o] != obs.output) continue;
+      const double score = max_ratio(obs.got, oracle->outputs[o], obs.allowed);
+      if (score <= 1) explained.push_back({t, score});
+    }
+  }
+  if (explained.empty()) return;
+  // Narrowest explanation that fits: prefer the candidate with the best score.
+  Candidate best = explained.front();
+  for (const auto& c : explained)
+    if (c.score < best.score) best = c;
+  const std::string name(dtype_info(best.t).short_name);
+  sigs->push_back({"PRECISION_FINGERPRINT", {name}});
+  notes->push_back("the output matches the FP64 result of inputs rounded to " + name +
+                   " (max ratio " + fmt_g(best.score) + " vs " + fmt_g(base) +
+                   " against the true inputs): inputs were coerced to " + name);
+}
+
+}  // namespace kc::engine

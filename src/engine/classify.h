@@ -1,0 +1,42 @@
+// kc — the signature classifier: names the pattern behind a failed comparison.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kc/model.h"
+#include "kc/op.h"
+
+namespace kc::engine {
+
+/// One output of one failing invocation, as the classifier sees it.
+struct Observation {
+  std::string output;        ///< tensor name
+  DType dtype = DType::kF32; ///< output storage format
+  std::vector<double> got;   ///< impl's logical elements
+  std::vector<double> ref;   ///< oracle's elements
+  std::vector<double> allowed;  ///< per-element allowed error (same tolerance the verdict used)
+  bool poisoned_with_nan = false;  ///< output was pre-filled with NaN before the call
+};
+
+/// Pure-pattern detectors over one observation (no re-execution). Each
+/// appends a signature and a human-readable note when its pattern is present.
+void classify_values(const Observation& obs, std::vector<Signature>* signatures,
+                     std::vector<std::string>* notes);
+
+/// Input-precision fingerprint: re-runs the oracle on the call's inputs
+/// rounded to tf32, bf16 and fp16 and names the narrowest format that
+/// explains the observation within the same tolerance.
+void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions& options,
+                          const Observation& obs, std::vector<Signature>* signatures,
+                          std::vector<std::string>* notes);
+
+/// Checks whether max-ratio of got vs ref under allowed is within 1.
+double max_ratio(const std::vector<double>& got, const std::vector<double>& ref,
+                 const std::vector<double>& allowed);
+
+/// Element ratio |got-ref| / allowed with kc's NaN/inf conventions:
+/// both NaN -> 0, one NaN -> inf, same-signed infs -> 0.
+double element_ratio(double got, double ref, double allowed);
+
+}  // namespace kc::engine

@@ -1,0 +1,333 @@
+#include "engine/plan.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace kc::engine {
+
+namespace {
+
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_of(" '\"$`\\*?;&|<>(){}") == std::string::npos) return s;
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+bool is_known_param(const Op& op, const std::string& name) {
+  for (const auto& p : op.params())
+    if (p.name == name) return true;
+  return name == "schedule";
+}
+
+bool has_tensor(const Op& op, const std::string& name) {
+  for (const auto& t : op.signature())
+    if (t.name == name) return true;
+  return false;
+}
+
+std::string param_names(const Op& op) {
+  std::vector<std::string> names;
+  for (const auto& p : op.params()) names.push_back(p.name);
+  return join(names, ", ");
+}
+
+}  // namespace
+
+std::uint64_t case_seed(std::uint64_t base, const std::string& contract_id, const Config& config,
+                        std::int64_t sample) {
+  return derive_seed(base, fnv1a(contract_id + "|" + config.to_string()) ^
+                               (static_cast<std::uint64_t>(sample) * 0x9E3779B97F4A7C15ull));
+}
+
+Result<Config> parse_config(const std::string& text) {
+  Config c;
+  std::istringstream in(text);
+  std::string tok;
+  while (in >> tok) {
+    const auto eq = tok.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalid_argument("config item '" + tok + "' is not NAME=VALUE");
+    const std::string key = tok.substr(0, eq), value = tok.substr(eq + 1);
+    if (key == "dtype") {
+      auto t = parse_dtype(value);
+      if (!t) return invalid_argument("unknown dtype '" + value + "' in config");
+      c.dtype = *t;
+    } else {
+      c.params[key] = value;
+    }
+  }
+  return c;
+}
+
+Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const CheckRequest& request,
+                       std::string* not_applicable) {
+  Plan plan;
+  not_applicable->clear();
+
+  // Scope: the impl's op must be one the scope names.
+  std::vector<std::string> scope_ops;
+  for (const auto& s : contract.scope)
+    for (const auto& o : ops_for_scope(s)) scope_ops.push_back(o);
+  if (!contains(scope_ops, decl.op)) {
+    *not_applicable = "impl op '" + decl.op + "' is outside scope {" + join(contract.scope, ", ") + "}";
+    return plan;
+  }
+  plan.op = builtin_ops().find(decl.op);
+  if (!plan.op) return unimplemented("op '" + decl.op + "' is not registered in this kc build");
+  const Op& op = *plan.op;
+
+  // Preconditions: precision set, declarations, stack, config axes, value range.
+  std::vector<DType> dtypes = decl.dtypes;
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  bool have_range = false;
+  for (const Predicate& p : contract.pre) {
+    switch (p.kind) {
+      case Predicate::Kind::kPrecision: {
+        std::vector<DType> keep;
+        for (DType t : dtypes)
+          if (std::find(p.dtypes.begin(), p.dtypes.end(), t) != p.dtypes.end()) keep.push_back(t);
+        dtypes = keep;
+        break;
+      }
+      case Predicate::Kind::kDeclared: {
+        const std::string have = decl.get(p.key);
+        bool ok = false;
+        for (const auto& v : p.values) ok = ok || iequals(v, have);
+        if (!ok) {
+          *not_applicable = "contract applies to impls declaring " + p.key + " " +
+                            (p.cmp.empty() ? "=" : p.cmp) + " " + join(p.values, "|") + "; " +
+                            decl.name + " declares " + (have.empty() ? "nothing" : have);
+          return plan;
+        }
+        break;
+      }
+      case Predicate::Kind::kStack:
+        if (!p.values.empty() && !iequals(p.values.front(), decl.backend)) {
+          *not_applicable = "contract is for stack " + p.values.front();
+          return plan;
+        }
+        break;
+      case Predicate::Kind::kParamIn:
+        if (!is_known_param(op, p.key))
+          return invalid_argument("pre: '" + p.key + "' is not a parameter of op " + decl.op +
+                                  " (parameters: " + param_names(op) + ")");
+        axes.emplace_back(p.key, p.values);
+        break;
+      case Predicate::Kind::kValueRange:
+        if (have_range) break;
+        have_range = true;
+        switch (p.range) {
+          case Predicate::Range::kFinite: plan.fill = {FillSpec::Kind::kNormal, 0, 1}; break;
+          case Predicate::Range::kBounded: plan.fill = {FillSpec::Kind::kUniform, -p.hi, p.hi}; break;
+          case Predicate::Range::kInterval: plan.fill = {FillSpec::Kind::kUniform, p.lo, p.hi}; break;
+          case Predicate::Range::kNormal: plan.fill = {FillSpec::Kind::kNormal, p.lo, p.hi}; break;
+        }
+        break;
+      case Predicate::Kind::kShape:
+      case Predicate::Kind::kFlag:
+      case Predicate::Kind::kVersion:
+        break;  // shapes are checked per call; flags/versions are recorded, not enforced
+      case Predicate::Kind::kProse:
+        return invalid_argument("pre: prose conjunct is not executable: " + p.text);
+    }
+  }
+  if (dtypes.empty()) {
+    *not_applicable = "no precision both required by the contract and supported by " + decl.name;
+    return plan;
+  }
+
+  // Protocol.
+  const Protocol& m = contract.measure;
+  switch (m.kind) {
+    case Protocol::Kind::kSample:
+      plan.samples = std::max<std::int64_t>(1, m.count);
+      break;
+    case Protocol::Kind::kSweep:
+      if (!is_known_param(op, m.param))
+        return invalid_argument("measure: sweep parameter '" + m.param + "' is not a parameter of op " +
+                                decl.op + " (parameters: " + param_names(op) + ")");
+      axes.emplace_back(m.param, m.values);
+      plan.samples = 2;
+      break;
+    case Protocol::Kind::kInject: {
+      Probe probe;
+      probe.name = m.anomaly;
+      for (const auto& a : m.anomaly_args) {
+        if (has_tensor(op, a)) {  // `inject nan(C)`: the probe targets tensor C
+          probe.tensors.push_back(a);
+          continue;
+        }
+        auto e = lang::parse_expr(a);
+        if (!e.ok()) return invalid_argument("inject: argument '" + a + "': " + e.status().message());
+        auto v = lang::eval_expr(*e, {});
+        if (!v.ok()) return invalid_argument("inject: argument '" + a + "': " + v.status().message());
+        probe.args.push_back(*v);
+      }
+      if (m.density) probe.density = *m.density;
+      plan.probe = probe;
+      plan.samples = 3;
+      break;
+    }
+    case Protocol::Kind::kEnumerate: {
+      std::string param = m.param == "schedules" ? "schedule" : m.param;
+      std::vector<std::string> values = m.values;
+      if (param == "schedule" && values.empty()) values = decl.schedules;
+      if (values.empty()) {
+        *not_applicable = decl.name + " declares no " + m.param + " to enumerate";
+        return plan;
+      }
+      if (!is_known_param(op, param))
+        return invalid_argument("measure: enumerate space '" + m.param + "' is not a parameter of op " +
+                                decl.op);
+      axes.emplace_back(param, values);
+      plan.samples = 1;
+      break;
+    }
+    case Protocol::Kind::kProse:
+      return invalid_argument("measure clause is prose");
+  }
+  if (request.samples) plan.samples = std::max<std::int64_t>(1, *request.samples);
+  if (m.aggregate) plan.stat = m.aggregate->stat;
+  if (m.pass_if && m.aggregate &&
+      (m.aggregate->metric == "ratio" || m.aggregate->metric == "bound_ratio")) {
+    auto v = lang::eval_expr(m.pass_if->bound, {});
+    if (!v.ok()) return invalid_argument("measure: pass-if bound: " + v.status().message());
+    plan.pass_bound = *v;
+  }
+
+  // Postcondition → judgement.
+  switch (contract.post.kind) {
+    case Postcondition::Kind::kBitwiseIdentical:
+      plan.invocations = static_cast<int>(std::clamp<std::int64_t>(contract.post.invocations, 2, 10000));
+      plan.metric_name = "mismatched_runs";
+      plan.pass_bound = 0;
+      break;
+    case Postcondition::Kind::kDeclaredPolicy:
+      if (contract.post.policy == "determinism") {
+        if (decl.determinism == Determinism::kNone) {
+          *not_applicable = decl.name + " declares determinism = NONE: nothing to hold it to";
+          return plan;
+        }
+        plan.invocations = 100;
+        plan.metric_name = "mismatched_runs";
+        plan.pass_bound = 0;
+      } else {
+        plan.metric_name = "policy_mismatches";
+      }
+      break;
+    case Postcondition::Kind::kRaise:
+      plan.metric_name = "raised";
+      break;
+    default:
+      switch (contract.tolerance.kind) {
+        case Tolerance::Kind::kBound: plan.metric_name = "bound_ratio"; break;
+        case Tolerance::Kind::kRelative: plan.metric_name = "rel_error/tolerance"; break;
+        case Tolerance::Kind::kAbsolute: plan.metric_name = "abs_error/tolerance"; break;
+        case Tolerance::Kind::kUlp: plan.metric_name = "ulp/tolerance"; break;
+        case Tolerance::Kind::kElementwise: plan.metric_name = "err/(atol+rtol*|ref|)"; break;
+        case Tolerance::Kind::kNone: plan.metric_name = "exact_mismatch"; break;
+        default: plan.metric_name = "ratio"; break;
+      }
+  }
+
+  // Configs: the product of every axis, for each precision.
+  // Every config carries every op parameter (defaults included), so a repro
+  // line is complete even if a default changes later.
+  std::vector<Config> configs;
+  for (DType t : dtypes) {
+    Config c;
+    c.dtype = t;
+    for (const auto& p : op.params()) c.params[p.name] = p.default_value;
+    configs.push_back(c);
+  }
+  for (const auto& [name, values] : axes) {
+    std::vector<Config> next;
+    for (const auto& c : configs)
+      for (const auto& v : values) {
+        Config d = c;
+        d.params[name] = v;
+        next.push_back(d);
+      }
+    configs = std::move(next);
+  }
+  if (request.config) {
+    KC_ASSIGN_OR_RETURN(Config only, parse_config(*request.config));
+    for (const auto& p : op.params()) only.params.emplace(p.name, p.default_value);
+    const std::string want = only.to_string();
+    std::vector<Config> keep;
+    for (const auto& c : configs)
+      if (c.to_string() == want) keep.push_back(c);
+    if (keep.empty()) keep.push_back(only);  // a repro may name a config outside the plan
+    configs = keep;
+  }
+  plan.configs = std::move(configs);
+  return plan;
+}
+
+Status check_shape_predicates(const Contract& contract, const Call& call) {
+  std::map<std::string, std::int64_t> bound;
+  for (const Predicate& p : contract.pre) {
+    if (p.kind != Predicate::Kind::kShape) continue;
+    for (const auto& name : p.tensors) {
+      if (!call.has(name)) return invalid_argument("shape(" + name + "): op has no tensor " + name);
+      const Tensor& t = call.t(name);
+      if (t.rank() != p.dims.size())
+        return invalid_argument("shape(" + name + ") has rank " + std::to_string(t.rank()) +
+                                ", contract says " + std::to_string(p.dims.size()));
+      for (std::size_t i = 0; i < p.dims.size(); ++i) {
+        const std::string& d = p.dims[i];
+        const std::int64_t have = t.dim(i);
+        if (!d.empty() && (std::isdigit(static_cast<unsigned char>(d[0])) != 0)) {
+          if (std::stoll(d) != have)
+            return invalid_argument("shape(" + name + ") dim " + std::to_string(i) + " is " +
+                                    std::to_string(have) + ", contract says " + d);
+        } else if (auto it = bound.find(d); it != bound.end() && it->second != have) {
+          return invalid_argument("shape dimension " + d + " is both " + std::to_string(it->second) +
+                                  " and " + std::to_string(have));
+        } else {
+          bound[d] = have;
+        }
+      }
+    }
+  }
+  return ok_status();
+}
+
+std::string repro_command(const Contract& contract, const std::string& contract_file,
+                          const std::string& impl, const CheckRequest& request,
+                          const std::string& config, std::int64_t sample) {
+  std::ostringstream out;
+  char seed[32];
+  std::snprintf(seed, sizeof seed, "0x%llx", static_cast<unsigned long long>(request.seed));
+  out << "kc check " << shell_quote(contract_file) << " --contract " << shell_quote(contract.id)
+      << " --impl " << shell_quote(impl) << " --seed " << seed;
+  if (request.samples) out << " --samples " << *request.samples;
+  if (!config.empty()) out << " --config " << shell_quote(config) << " --sample " << sample;
+  for (const auto& p : request.plugin_paths) out << " --plugin " << shell_quote(p);
+  return out.str();
+}
+
+}  // namespace kc::engine

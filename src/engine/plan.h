@@ -1,0 +1,47 @@
+// kc — planning: from a contract and an impl declaration to the configs,
+// inputs and judgement rule the engine executes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kc/engine.h"
+
+namespace kc::engine {
+
+struct Plan {
+  const Op* op = nullptr;
+  std::vector<Config> configs;
+  FillSpec fill;
+  std::optional<Probe> probe;
+  std::int64_t samples = 1;
+  int invocations = 1;           ///< > 1 for determinism contracts
+  std::string stat = "max";      ///< aggregate statistic that decides
+  double pass_bound = 1;         ///< pass iff stat(metric) <= pass_bound
+  std::string metric_name = "ratio";
+};
+
+/// Builds the plan. An impl the contract does not apply to gets *not_applicable
+/// set to the reason (and an OK result); a contract that cannot be executed as
+/// written is an error Status.
+Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const CheckRequest& request,
+                       std::string* not_applicable);
+
+/// Seed of one sample: independent of the impl, so every impl sees the same inputs.
+std::uint64_t case_seed(std::uint64_t base, const std::string& contract_id, const Config& config,
+                        std::int64_t sample);
+
+/// `shape(T) = (M, K)` predicates checked against an allocated call.
+Status check_shape_predicates(const Contract& contract, const Call& call);
+
+/// One-line command that re-runs exactly this case.
+std::string repro_command(const Contract& contract, const std::string& contract_file,
+                          const std::string& impl, const CheckRequest& request,
+                          const std::string& config, std::int64_t sample);
+
+/// Parses "K=4096 M=16 dtype=FP32" into a Config (used by --config).
+Result<Config> parse_config(const std::string& text);
+
+}  // namespace kc::engine

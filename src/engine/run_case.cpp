@@ -1,0 +1,497 @@
+// kc — executes one contract against one impl: plan configs, generate inputs,
+// run the impl, run the oracle, measure, judge.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "engine/classify.h"
+#include "engine/plan.h"
+#include "kc/engine.h"
+#include "kc/metrics.h"
+
+namespace kc::engine {
+
+namespace {
+
+std::string fmt_g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::uint64_t inputs_hash(const Call& call) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::size_t k = 0; k < call.tensors.size(); ++k) {
+    // Only pure inputs: an in/out tensor (BLAS C) is the impl's to overwrite.
+    if (call.roles[k] != Role::kIn) continue;
+    h = (h ^ call.tensors[k].hash()) * 1099511628211ull;
+  }
+  return h;
+}
+
+/// Pre-poisons outputs so an impl that never writes them is visible.
+void poison_outputs(Call& call) {
+  for (std::size_t k = 0; k < call.tensors.size(); ++k) {
+    if (call.roles[k] != Role::kOut) continue;
+    Tensor& t = call.tensors[k];
+    if (dtype_info(t.dtype()).is_float) {
+      t.fill_storage(std::numeric_limits<double>::quiet_NaN());
+    } else {
+      t.fill_bytes(0xA5);  // a sentinel no honest index output equals
+    }
+  }
+}
+
+/// Injects NaN/±Inf into the named tensors (every storage element at density
+/// 1, padding included; otherwise a random fraction, at least one element).
+Status inject_into_tensors(Call& call, const Probe& probe, Rng& rng) {
+  double v = 0;
+  if (probe.name == "nan") v = std::numeric_limits<double>::quiet_NaN();
+  else if (probe.name == "inf") v = std::numeric_limits<double>::infinity();
+  else if (probe.name == "neg_inf") v = -std::numeric_limits<double>::infinity();
+  else return invalid_argument("only nan, inf and neg_inf can target a named tensor");
+  for (const auto& name : probe.tensors) {
+    if (!call.has(name)) return invalid_argument("op has no tensor '" + name + "'");
+    Tensor& t = call.t(name);
+    if (probe.density >= 1) {
+      t.fill_storage(v);
+      continue;
+    }
+    const std::int64_t n = t.numel();
+    if (n == 0) continue;
+    std::int64_t k = std::max<std::int64_t>(1, static_cast<std::int64_t>(probe.density * n));
+    for (std::int64_t j = 0; j < k; ++j) t.set(rng.uniform_int(0, n - 1), v);
+  }
+  return ok_status();
+}
+
+std::string position_of(const Tensor& t, std::int64_t flat) {
+  if (t.rank() == 2) {
+    const auto cols = t.dim(1);
+    return "(row " + std::to_string(flat / cols) + ", col " + std::to_string(flat % cols) + ")";
+  }
+  return "[" + std::to_string(flat) + "]";
+}
+
+/// Per-element allowed error for a tolerance in a given config.
+Result<std::vector<double>> allowed_errors(const Tolerance& tol, const Op& op, const Call& call,
+                                           const std::string& output, const std::vector<double>& ref) {
+  ExprEnv env;
+  env.vars = op.expr_vars(call);
+  env.precision = call.config.dtype;
+  const std::size_t n = ref.size();
+  switch (tol.kind) {
+    case Tolerance::Kind::kAbsolute: {
+      KC_ASSIGN_OR_RETURN(double v, lang::eval_expr(tol.value, env));
+      return std::vector<double>(n, v);
+    }
+    case Tolerance::Kind::kRelative: {
+      KC_ASSIGN_OR_RETURN(double v, lang::eval_expr(tol.value, env));
+      std::vector<double> a(n);
+      for (std::size_t i = 0; i < n; ++i) a[i] = v * std::fabs(ref[i]);
+      return a;
+    }
+    case Tolerance::Kind::kElementwise: {
+      KC_ASSIGN_OR_RETURN(double ab, lang::eval_expr(tol.abs, env));
+      KC_ASSIGN_OR_RETURN(double re, lang::eval_expr(tol.rel, env));
+      std::vector<double> a(n);
+      for (std::size_t i = 0; i < n; ++i) a[i] = ab + re * std::fabs(ref[i]);
+      return a;
+    }
+    case Tolerance::Kind::kBound: {
+      KC_ASSIGN_OR_RETURN(double factor, lang::eval_expr(tol.value, env));
+      KC_ASSIGN_OR_RETURN(std::vector<double> mag, op.magnitude(call, output));
+      // The bound |err| <= c * gamma * |A||B| assumes exact rounding of the
+      // result into the output format; add half an ulp of the reference so a
+      // correctly rounded result is never judged beyond the bound.
+      const double u = unit_roundoff(call.config.dtype);
+      for (std::size_t i = 0; i < mag.size() && i < n; ++i)
+        mag[i] = factor * mag[i] + u * std::fabs(ref[i]);
+      mag.resize(n, 0);
+      return mag;
+    }
+    case Tolerance::Kind::kPerPrecision: {
+      for (const auto& [dt, sub] : tol.per_precision)
+        if (dt == call.config.dtype) return allowed_errors(sub, op, call, output, ref);
+      return not_found("per_precision has no entry for " + std::string(dtype_name(call.config.dtype)));
+    }
+    case Tolerance::Kind::kNone:
+      return std::vector<double>(n, 0.0);
+    case Tolerance::Kind::kUlp:
+    case Tolerance::Kind::kProse:
+      break;
+  }
+  return invalid_argument("tolerance kind has no per-element form");
+}
+
+/// Ratios (metric / allowed) for one output; ULP tolerances compare ULP distances.
+Result<std::vector<double>> output_ratios(const Tolerance& tol, const Op& op, const Call& call,
+                                          const std::string& output, const std::vector<double>& got,
+                                          const std::vector<double>& ref, std::vector<double>* allowed) {
+  const Tolerance* t = &tol;
+  if (tol.kind == Tolerance::Kind::kPerPrecision) {
+    t = nullptr;
+    for (const auto& [dt, sub] : tol.per_precision)
+      if (dt == call.config.dtype) t = &sub;
+    if (!t) return not_found("per_precision has no entry for " + std::string(dtype_name(call.config.dtype)));
+  }
+  std::vector<double> r(got.size());
+  if (t->kind == Tolerance::Kind::kUlp) {
+    ExprEnv env;
+    env.vars = op.expr_vars(call);
+    env.precision = call.config.dtype;
+    KC_ASSIGN_OR_RETURN(double ulps, lang::eval_expr(t->value, env));
+    const DType out_t = call.t(output).dtype();
+    allowed->assign(got.size(), 0.0);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      // Reference rounded into the output format first: ULP distance is
+      // measured between representable values.
+      const double d = ulp_distance(got[i], round_to(ref[i], out_t), out_t);
+      r[i] = d == 0 ? 0 : (ulps > 0 ? d / ulps : std::numeric_limits<double>::infinity());
+      (*allowed)[i] = ulps * std::max(std::fabs(ref[i]) * eps(out_t), dtype_info(out_t).min_normal);
+    }
+    return r;
+  }
+  KC_ASSIGN_OR_RETURN(*allowed, allowed_errors(*t, op, call, output, ref));
+  for (std::size_t i = 0; i < got.size(); ++i) r[i] = element_ratio(got[i], ref[i], (*allowed)[i]);
+  return r;
+}
+
+struct CaseState {
+  CaseResult result;
+  std::vector<double> all_ratios;  // for p99/mean over everything
+  bool any_fail = false;
+  bool any_run = false;
+  std::vector<Signature> signatures;
+  std::set<std::string> seen_sigs;
+  std::optional<Observation> first_failure;
+  std::optional<Call> first_failure_inputs;
+  std::uint64_t worst_seed = 0;
+  std::string worst_config;
+  std::int64_t worst_sample = 0;
+  double worst_metric = -1;
+
+  void add_signature(const Signature& s) {
+    if (seen_sigs.insert(s.to_string()).second) signatures.push_back(s);
+  }
+  void note(const std::string& n) {
+    if (std::find(result.evidence.notes.begin(), result.evidence.notes.end(), n) ==
+        result.evidence.notes.end())
+      result.evidence.notes.push_back(n);
+  }
+};
+
+}  // namespace
+
+CaseResult run_case(const Contract& contract, const std::string& contract_file, const Impl& impl,
+                    const BackendInfo& backend, const CheckRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  const Declaration& decl = impl.declaration();
+  CaseState st;
+  CaseResult& res = st.result;
+  res.contract_id = contract.id;
+  res.contract_hash = contract.content_hash();
+  res.contract_file = contract_file;
+  res.impl = decl.name;
+  res.backend = decl.backend;
+  res.backend_version = backend.version;
+  res.seed = request.seed;
+
+  auto finish = [&](Verdict v, std::string reason) {
+    res.verdict = v;
+    res.reason = std::move(reason);
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return res;
+  };
+
+  if (!backend.available) return finish(Verdict::kSkipped, "backend unavailable: " + backend.reason);
+  if (!contract.executable())
+    return finish(Verdict::kUnderSpecified, "contract is descriptive; `kc lint` lists its gaps");
+
+  std::string why_not;
+  auto plan_or = make_plan(contract, decl, request, &why_not);
+  if (!plan_or.ok()) return finish(Verdict::kUnderSpecified, plan_or.status().message());
+  if (!why_not.empty()) return finish(Verdict::kNotApplicable, why_not);
+  const Plan& plan = *plan_or;
+  const Op& op = *plan.op;
+  res.evidence.metric = plan.metric_name;
+  res.evidence.tolerance = contract.tolerance_info.text;
+
+  OracleOptions oracle_options;
+  for (const auto& [k, v] : contract.reference.with) oracle_options.with[k] = v;
+  oracle_options.oob = decl.oob;
+
+  const Postcondition& post = contract.post;
+  std::int64_t skipped_configs = 0;
+
+  for (const Config& config : plan.configs) {
+    ConfigEvidence ce;
+    ce.config = config.to_string();
+    std::vector<double> config_ratios;
+    for (std::int64_t s = 0; s < plan.samples; ++s) {
+      if (request.sample_index && *request.sample_index != s) continue;
+      const std::uint64_t seed = case_seed(request.seed, contract.id, config, s);
+      Rng rng(seed);
+      auto call_or = op.make_call(config);
+      if (!call_or.ok()) {
+        ce.note = "config rejected by op: " + call_or.status().message();
+        break;
+      }
+      Call call = std::move(call_or).value();
+      if (Status sp = check_shape_predicates(contract, call); !sp.ok()) {
+        ce.note = sp.message();
+        break;
+      }
+      if (Status ci = impl.can_implement(call); !ci.ok()) {
+        ce.note = "impl cannot run this config: " + ci.message();
+        break;
+      }
+      op.fill(call, plan.fill, rng);
+      if (plan.probe && !plan.probe->tensors.empty()) {
+        if (Status ps = inject_into_tensors(call, *plan.probe, rng); !ps.ok())
+          return finish(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
+      } else if (plan.probe) {
+        if (Status ps = op.apply_probe(call, *plan.probe, rng); !ps.ok()) {
+          return finish(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
+        }
+      }
+      auto oracle = op.oracle(call, oracle_options);
+      if (!oracle.ok()) return finish(Verdict::kError, "oracle failed: " + oracle.status().message());
+
+      const std::uint64_t in_hash = inputs_hash(call);
+      const Call inputs = call;  // pristine copy: re-runs and fingerprints start from it
+      const int runs = plan.invocations;
+      std::vector<std::vector<double>> first_outputs;
+      std::int64_t mismatched_runs = 0;
+
+      for (int run = 0; run < runs; ++run) {
+        if (run > 0) call = inputs;
+        poison_outputs(call);
+        Status status = impl.run(call);
+        st.any_run = true;
+        if (inputs_hash(call) != in_hash) {
+          st.any_fail = true;
+          ce.failures++;
+          st.add_signature({"INPUT_MUTATED", {}});
+          st.note("the impl modified an input tensor it does not own");
+        }
+        if (status.code() == StatusCode::kKernelRaised) {
+          const bool expected = post.kind == Postcondition::Kind::kRaise || oracle->raises.has_value() ||
+                                (post.kind == Postcondition::Kind::kDeclaredPolicy &&
+                                 decl.get(post.policy) == "RAISE");
+          if (!expected) {
+            st.any_fail = true;
+            ce.failures++;
+            st.add_signature({"UNEXPECTED_RAISE", {}});
+            st.note("the kernel raised where the contract expects a result: " + status.message());
+          }
+          break;
+        }
+        if (status.code() == StatusCode::kUnimplemented) {
+          ce.note = "impl cannot run this config: " + status.message();
+          break;
+        }
+        if (!status.ok()) return finish(Verdict::kError, "impl failed: " + status.to_string());
+        if (post.kind == Postcondition::Kind::kRaise ||
+            (oracle->raises && post.kind != Postcondition::Kind::kBitwiseIdentical)) {
+          st.any_fail = true;
+          ce.failures++;
+          st.add_signature({"MISSING_RAISE", {}});
+          st.note("the kernel returned normally where it must raise" +
+                  (oracle->raises ? ": " + *oracle->raises : std::string()));
+          break;
+        }
+
+        // Determinism: compare every run bitwise with the first.
+        if (runs > 1) {
+          std::vector<std::vector<double>> outs;
+          for (const auto& name : oracle->output_names) outs.push_back(call.t(name).to_doubles());
+          if (run == 0) {
+            first_outputs = std::move(outs);
+          } else {
+            bool same = true;
+            for (std::size_t o = 0; o < outs.size() && same; ++o) {
+              const DType dt = call.t(oracle->output_names[o]).dtype();
+              for (std::size_t i = 0; i < outs[o].size() && same; ++i)
+                same = bitwise_equal(outs[o][i], first_outputs[o][i], dt);
+            }
+            if (!same) ++mismatched_runs;
+          }
+          continue;
+        }
+
+        // Numeric comparison against the oracle.
+        for (std::size_t o = 0; o < oracle->output_names.size(); ++o) {
+          const std::string& name = oracle->output_names[o];
+          const Tensor& out = call.t(name);
+          std::vector<double> got = out.to_doubles();
+          const std::vector<double>& ref = oracle->outputs[o];
+          std::vector<double> allowed;
+          std::vector<double> ratios;
+          if (post.kind == Postcondition::Kind::kClose) {
+            // Normwise: one number per output, ||got - ref||_F / ||ref||_F against the tolerance value.
+            auto al = allowed_errors(contract.tolerance, op, call, name, ref);
+            if (!al.ok()) return finish(Verdict::kUnderSpecified, al.status().message());
+            double ref_norm = 0;
+            for (double v : ref) ref_norm += v * v;
+            const double tol = ref.empty() || ref_norm == 0 ? 0 : (*al)[0] / std::max(std::fabs(ref[0]), 1e-300);
+            const double nw = normwise_error(got, ref);
+            ratios.assign(1, tol > 0 ? nw / tol : (nw == 0 ? 0 : std::numeric_limits<double>::infinity()));
+            allowed = *al;
+          } else {
+            auto r = output_ratios(contract.tolerance, op, call, name, got, ref, &allowed);
+            if (!r.ok()) return finish(Verdict::kUnderSpecified, r.status().message());
+            ratios = std::move(*r);
+          }
+          res.evidence.elements += static_cast<std::int64_t>(ratios.size());
+          ce.elements += static_cast<std::int64_t>(ratios.size());
+          std::int64_t worst_i = -1;
+          double worst = -1;
+          bool failed_here = false;
+          for (std::size_t i = 0; i < ratios.size(); ++i) {
+            const double r = std::isnan(ratios[i]) ? std::numeric_limits<double>::infinity() : ratios[i];
+            config_ratios.push_back(r);
+            if (r > worst) {
+              worst = r;
+              worst_i = static_cast<std::int64_t>(i);
+            }
+            if (r > plan.pass_bound) {
+              ce.failures++;
+              res.evidence.failures++;
+              failed_here = true;
+            }
+          }
+          if (worst > st.worst_metric && worst_i >= 0) {
+            st.worst_metric = worst;
+            WorstElement w;
+            w.output = name;
+            w.index = worst_i;
+            w.position = position_of(out, worst_i);
+            w.value = worst_i < static_cast<std::int64_t>(got.size()) ? got[worst_i] : 0;
+            w.reference = worst_i < static_cast<std::int64_t>(ref.size()) ? ref[worst_i] : 0;
+            w.metric = worst;
+            w.config = ce.config;
+            res.evidence.worst = w;
+            res.input_hash = hex64(in_hash);
+            st.worst_seed = seed;
+            st.worst_config = ce.config;
+            st.worst_sample = s;
+          }
+          if (failed_here) {
+            st.any_fail = true;
+            if (!st.first_failure) {
+              Observation obs;
+              obs.output = name;
+              obs.dtype = out.dtype();
+              obs.got = std::move(got);
+              obs.ref = ref;
+              obs.allowed = std::move(allowed);
+              for (std::size_t k = 0; k < call.names.size(); ++k)
+                if (call.names[k] == name) obs.poisoned_with_nan = call.roles[k] == Role::kOut;
+              st.first_failure = std::move(obs);
+              st.first_failure_inputs = inputs;
+              st.worst_config = ce.config;
+              st.worst_sample = s;
+              st.worst_seed = seed;
+              res.input_hash = hex64(in_hash);
+            }
+          }
+        }
+      }
+      if (runs > 1) {
+        config_ratios.push_back(static_cast<double>(mismatched_runs));
+        ce.elements += runs;
+        res.evidence.elements += runs;
+        if (mismatched_runs > 0) {
+          st.any_fail = true;
+          ce.failures += mismatched_runs;
+          res.evidence.failures += mismatched_runs;
+          st.add_signature({"NONDETERMINISTIC",
+                            {std::to_string(mismatched_runs) + " of " + std::to_string(runs - 1)}});
+          st.note(std::to_string(mismatched_runs) + " of " + std::to_string(runs - 1) +
+                  " repeated invocations differ bitwise from the first on identical inputs");
+          st.worst_config = ce.config;
+          st.worst_sample = s;
+          st.worst_seed = seed;
+          res.input_hash = hex64(in_hash);
+        }
+      }
+      if (!ce.note.empty()) break;
+    }
+    if (!config_ratios.empty()) {
+      const ResidualStats rs = summarize(config_ratios);
+      ce.max = rs.max;
+      ce.p99 = rs.p99;
+      ce.mean = rs.mean;
+      st.all_ratios.insert(st.all_ratios.end(), config_ratios.begin(), config_ratios.end());
+    } else {
+      ++skipped_configs;
+    }
+    res.evidence.per_config.push_back(std::move(ce));
+  }
+
+  if (!st.all_ratios.empty()) {
+    const ResidualStats rs = summarize(st.all_ratios);
+    res.evidence.max = rs.max;
+    res.evidence.p99 = rs.p99;
+    res.evidence.mean = rs.mean;
+  }
+
+  // Name the failure pattern.
+  if (st.first_failure) {
+    std::vector<Signature> sigs;
+    std::vector<std::string> notes;
+    classify_values(*st.first_failure, &sigs, &notes);
+    const bool value_pattern_found = !sigs.empty();
+    if (!value_pattern_found && st.first_failure_inputs)
+      classify_fingerprint(op, *st.first_failure_inputs, oracle_options, *st.first_failure, &sigs, &notes);
+    for (const auto& s : sigs) st.add_signature(s);
+    for (const auto& n : notes) st.note(n);
+  }
+
+  // The aggregate the protocol asks for decides the verdict when it is not max.
+  bool pass = !st.any_fail;
+  if (plan.stat != "max" && !st.all_ratios.empty() && st.signatures.empty()) {
+    const double v = plan.stat == "p99" ? res.evidence.p99 : res.evidence.mean;
+    pass = v <= plan.pass_bound;
+  }
+
+  res.repro = repro_command(contract, contract_file, decl.name, request, st.worst_config, st.worst_sample);
+  if (!st.any_run) {
+    return finish(Verdict::kNotApplicable,
+                  "no config could run (" + std::to_string(skipped_configs) + " skipped): " +
+                      (res.evidence.per_config.empty() ? std::string("no configs")
+                                                       : res.evidence.per_config.front().note));
+  }
+  if (pass) {
+    res.repro.clear();
+    return finish(Verdict::kConforming, plan.metric_name + " max " + fmt_g(res.evidence.max) +
+                                            " within bound " + fmt_g(plan.pass_bound));
+  }
+  res.signatures = st.signatures;
+  for (const auto& s : res.signatures)
+    for (const auto& e : contract.violation.signatures)
+      if (e.name == s.name) res.signature_expected = true;
+  std::string reason;
+  if (res.signatures.empty()) {
+    reason = "violation without a recognised pattern; " + plan.metric_name + " max " +
+             fmt_g(res.evidence.max) + " > " + fmt_g(plan.pass_bound);
+  } else {
+    reason = res.signatures.front().to_string() + ": " +
+             (res.evidence.notes.empty() ? std::string("see evidence") : res.evidence.notes.front());
+  }
+  return finish(Verdict::kViolation, reason);
+}
+
+}  // namespace kc::engine
