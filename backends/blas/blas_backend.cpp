@@ -1,0 +1,288 @@
+#include "blas_backend.h"
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "blas_library.h"
+
+namespace kc::backends {
+
+namespace {
+
+// --- Argument checks. The reference BLAS reports a bad argument through
+// XERBLA, which prints and STOPs the process; we check every argument the way
+// the routine's own INFO checks do and return a Status instead, so the library
+// is only ever called with arguments it accepts.
+
+Result<FortranInt> to_fortran_int(std::int64_t v, const char* what) {
+  if (v < 0 || v > INT32_MAX) {
+    return invalid_argument(std::string(what) + " = " + std::to_string(v) +
+                            " does not fit the LP64 BLAS interface (0 <= v <= 2^31-1)");
+  }
+  return static_cast<FortranInt>(v);
+}
+
+Status check_f32(const Call& call, const char* name) {
+  if (!call.has(name)) return invalid_argument(std::string("call has no tensor '") + name + "'");
+  if (call.t(name).dtype() != DType::kF32) {
+    return unimplemented(std::string("tensor ") + name + " is " +
+                         std::string(dtype_name(call.t(name).dtype())) + ", BLAS s-routines take FP32");
+  }
+  return ok_status();
+}
+
+/// A row-major matrix operand as the column-major BLAS sees it.
+struct MatrixArg {
+  FortranInt ld = 1;
+};
+
+// rows x cols row-major with strides {ld, 1} is, to a column-major routine, a
+// cols x rows matrix with leading dimension ld, which BLAS requires >= max(1, cols).
+Result<MatrixArg> matrix_arg(const Tensor& t, const char* name, std::int64_t rows,
+                             std::int64_t cols) {
+  if (t.rank() != 2 || t.dim(0) != rows || t.dim(1) != cols) {
+    return invalid_argument(std::string(name) + " has shape " + t.shape_string() + ", expected (" +
+                            std::to_string(rows) + ", " + std::to_string(cols) + ")");
+  }
+  if (cols > 1 && rows > 0 && t.strides()[1] != 1) {
+    return unimplemented(std::string(name) + " is not unit-stride along rows");
+  }
+  std::int64_t ld = t.strides()[0];
+  const std::int64_t min_ld = std::max<std::int64_t>(1, cols);
+  if (ld < min_ld) {
+    // With at most one row the leading dimension is never used to step.
+    if (rows > 1) {
+      return unimplemented(std::string(name) + " leading dimension " + std::to_string(ld) +
+                           " < " + std::to_string(min_ld));
+    }
+    ld = min_ld;
+  }
+  if (rows > 0 && cols > 0 && (rows - 1) * ld + cols > t.storage_elems()) {
+    return invalid_argument(std::string(name) + " storage is smaller than its strides reach");
+  }
+  KC_ASSIGN_OR_RETURN(FortranInt ld32, to_fortran_int(ld, "leading dimension"));
+  return MatrixArg{ld32};
+}
+
+Result<char> trans_flag(const Call& call, const std::string& key) {
+  std::string v = call.get(key, "N");
+  if (v == "N" || v == "n") return 'N';
+  if (v == "T" || v == "t") return 'T';
+  return invalid_argument(key + " = '" + v + "', expected N or T");
+}
+
+/// A strided vector operand: n elements, increment inc (>= 1).
+struct VectorArg {
+  FortranInt n = 0;
+  FortranInt inc = 1;
+};
+
+Result<VectorArg> vector_arg(const Tensor& t, const char* name) {
+  if (t.rank() != 1) return invalid_argument(std::string(name) + " must be rank 1");
+  const std::int64_t n = t.dim(0);
+  std::int64_t inc = t.strides()[0];
+  if (n <= 1) inc = 1;  // never used to step
+  // A negative BLAS increment walks the vector backwards from its far end, which
+  // is not what a kc stride means; zero is legal BLAS but not a kc tensor.
+  if (inc < 1) return unimplemented(std::string(name) + " stride " + std::to_string(inc) + " < 1");
+  if (n > 0 && (n - 1) * inc + 1 > t.storage_elems()) {
+    return invalid_argument(std::string(name) + " storage is smaller than its strides reach");
+  }
+  KC_ASSIGN_OR_RETURN(FortranInt n32, to_fortran_int(n, "n"));
+  KC_ASSIGN_OR_RETURN(FortranInt inc32, to_fortran_int(inc, "increment"));
+  return VectorArg{n32, inc32};
+}
+
+Status check_scalar_out(const Call& call, const char* name, DType dtype) {
+  if (!call.has(name)) return invalid_argument(std::string("call has no tensor '") + name + "'");
+  const Tensor& t = call.t(name);
+  if (t.dtype() != dtype || t.numel() != 1 || t.storage_elems() < 1) {
+    return invalid_argument(std::string(name) + " must be a single " +
+                            std::string(dtype_name(dtype)) + " element");
+  }
+  return ok_status();
+}
+
+// --- The kernels. Each maps a kc Call onto one Fortran routine.
+
+// Row-major C = alpha op(A) op(B) + beta C is, read column-major, C^T = alpha
+// op(B)^T op(A)^T + beta C^T: swap the operands and M with N, keep the flags.
+// alpha and beta go through unchanged and C is not pre-cleared, so what each
+// library does with beta = 0 (reference sgemm.f: "C need not be set on input")
+// or alpha = 0 is exactly what gets measured.
+Status run_sgemm(const BlasLibrary& lib, Call& call) {
+  for (const char* n : {"A", "B", "C"}) KC_RETURN_IF_ERROR(check_f32(call, n));
+  KC_ASSIGN_OR_RETURN(char ta, trans_flag(call, "trans_a"));
+  KC_ASSIGN_OR_RETURN(char tb, trans_flag(call, "trans_b"));
+  Tensor& a = call.t("A");
+  Tensor& b = call.t("B");
+  Tensor& c = call.t("C");
+  if (c.rank() != 2 || a.rank() != 2) return invalid_argument("A and C must be rank 2");
+  const std::int64_t m = c.dim(0), n = c.dim(1);
+  const std::int64_t k = ta == 'N' ? a.dim(1) : a.dim(0);
+  KC_ASSIGN_OR_RETURN(MatrixArg am, ta == 'N' ? matrix_arg(a, "A", m, k) : matrix_arg(a, "A", k, m));
+  KC_ASSIGN_OR_RETURN(MatrixArg bm, tb == 'N' ? matrix_arg(b, "B", k, n) : matrix_arg(b, "B", n, k));
+  KC_ASSIGN_OR_RETURN(MatrixArg cm, matrix_arg(c, "C", m, n));
+  KC_ASSIGN_OR_RETURN(FortranInt m32, to_fortran_int(m, "M"));
+  KC_ASSIGN_OR_RETURN(FortranInt n32, to_fortran_int(n, "N"));
+  KC_ASSIGN_OR_RETURN(FortranInt k32, to_fortran_int(k, "K"));
+  const float alpha = static_cast<float>(call.get_double("alpha", 1.0));
+  const float beta = static_cast<float>(call.get_double("beta", 0.0));
+  // The trailing 1s are gfortran's hidden lengths of the two CHARACTER*1 args.
+  lib.sgemm(&tb, &ta, &n32, &m32, &k32, &alpha, b.data<float>(), &bm.ld, a.data<float>(), &am.ld,
+            &beta, c.data<float>(), &cm.ld, 1, 1);
+  return ok_status();
+}
+
+Status run_sdot(const BlasLibrary& lib, Call& call) {
+  for (const char* n : {"x", "y"}) KC_RETURN_IF_ERROR(check_f32(call, n));
+  KC_RETURN_IF_ERROR(check_scalar_out(call, "out", DType::kF32));
+  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
+  KC_ASSIGN_OR_RETURN(VectorArg y, vector_arg(call.t("y"), "y"));
+  if (x.n != y.n) return invalid_argument("x and y differ in length");
+  call.t("out").data<float>()[0] =
+      lib.sdot(&x.n, call.t("x").data<float>(), &x.inc, call.t("y").data<float>(), &y.inc);
+  return ok_status();
+}
+
+// sasum and snrm2 share a signature: x -> out.
+template <auto Member>
+Status run_reduction(const BlasLibrary& lib, Call& call) {
+  KC_RETURN_IF_ERROR(check_f32(call, "x"));
+  KC_RETURN_IF_ERROR(check_scalar_out(call, "out", DType::kF32));
+  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
+  call.t("out").data<float>()[0] = (lib.*Member)(&x.n, call.t("x").data<float>(), &x.inc);
+  return ok_status();
+}
+
+Status run_sscal(const BlasLibrary& lib, Call& call) {
+  KC_RETURN_IF_ERROR(check_f32(call, "x"));
+  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
+  const float alpha = static_cast<float>(call.get_double("alpha", 1.0));
+  lib.sscal(&x.n, &alpha, call.t("x").data<float>(), &x.inc);
+  return ok_status();
+}
+
+// isamax returns a 1-based index, and 0 when n < 1 (isamax.f: "ISAMAX = 0;
+// IF (N.LT.1 .OR. INCX.LE.0) RETURN"). kc indices are 0-based, so n = 0 gives
+// -1: "no element", not a valid index.
+Status run_isamax(const BlasLibrary& lib, Call& call) {
+  KC_RETURN_IF_ERROR(check_f32(call, "x"));
+  KC_RETURN_IF_ERROR(check_scalar_out(call, "out", DType::kI64));
+  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
+  const FortranInt one_based = lib.isamax(&x.n, call.t("x").data<float>(), &x.inc);
+  call.t("out").data<std::int64_t>()[0] = static_cast<std::int64_t>(one_based) - 1;
+  return ok_status();
+}
+
+using RunFn = Status (*)(const BlasLibrary&, Call&);
+
+/// One row per routine: the impl name suffix, the kc op, and the mapping.
+struct Routine {
+  const char* suffix;
+  const char* op;
+  RunFn run;
+  bool accumulates;  ///< has an accumulator to declare (isamax only compares)
+  const char* description;
+};
+
+constexpr Routine kRoutines[] = {
+    {"sgemm", "matmul", &run_sgemm, true, "C = alpha op(A) op(B) + beta C (row-major via C^T)"},
+    {"sdot", "dot", &run_sdot, true, "x . y"},
+    {"sasum", "asum", &run_reduction<&BlasLibrary::sasum>, true, "sum |x_i|"},
+    {"snrm2", "nrm2", &run_reduction<&BlasLibrary::snrm2>, true, "sqrt(sum x_i^2), scaled"},
+    {"sscal", "scal", &run_sscal, false, "x = alpha x"},
+    {"isamax", "iamax", &run_isamax, false, "first index of max |x_i| (0-based)"},
+};
+
+class BlasImpl final : public Impl {
+ public:
+  BlasImpl(std::shared_ptr<const BlasLibrary> lib, const Routine& routine)
+      : lib_(std::move(lib)), run_(routine.run) {
+    const BlasLibrarySpec& spec = lib_->spec();
+    decl_.name = spec.name + "." + routine.suffix;
+    decl_.op = routine.op;
+    decl_.backend = spec.name;
+    decl_.dtypes = {DType::kF32};
+    // FP32 accumulator: REAL temporaries in the reference routines; single
+    // precision SIMD accumulators in OpenBLAS and BLIS kernels.
+    if (routine.accumulates) decl_.accumulator = DType::kF32;
+    decl_.determinism = spec.determinism;
+    decl_.nan = NanPolicy::kIeeePropagate;
+    decl_.denormal = DenormalPolicy::kIeee;
+    decl_.source = spec.source;
+    decl_.description = std::string(routine.description) + " — " + spec.description;
+  }
+
+  const Declaration& declaration() const override { return decl_; }
+  Status run(Call& call) const override { return run_(*lib_, call); }
+
+ private:
+  std::shared_ptr<const BlasLibrary> lib_;
+  RunFn run_;
+  Declaration decl_;
+};
+
+class BlasBackend final : public Backend {
+ public:
+  explicit BlasBackend(BlasLibrarySpec spec) : spec_(std::move(spec)) {}
+
+  std::string_view name() const override { return spec_.name; }
+
+  BackendInfo probe() override {
+    load();
+    BackendInfo info;
+    info.name = spec_.name;
+    info.description = spec_.description;
+    if (lib_) {
+      info.available = true;
+      info.version = lib_->version();
+      info.reason = "loaded from " + lib_->path();
+    } else {
+      info.reason = error_;
+    }
+    return info;
+  }
+
+  std::vector<std::shared_ptr<const Impl>> impls() override {
+    load();
+    if (!lib_) return {};
+    if (impls_.empty()) {
+      for (const Routine& r : kRoutines) impls_.push_back(std::make_shared<BlasImpl>(lib_, r));
+    }
+    return impls_;
+  }
+
+ private:
+  void load() {
+    if (loaded_) return;
+    loaded_ = true;
+    auto lib = BlasLibrary::open(spec_);
+    if (lib.ok()) {
+      lib_ = std::move(lib).value();
+    } else {
+      error_ = lib.status().message();
+    }
+  }
+
+  BlasLibrarySpec spec_;
+  bool loaded_ = false;
+  std::shared_ptr<const BlasLibrary> lib_;
+  std::string error_;
+  std::vector<std::shared_ptr<const Impl>> impls_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_openblas_backend() {
+  return std::make_unique<BlasBackend>(openblas_spec());
+}
+std::unique_ptr<Backend> make_blis_backend() { return std::make_unique<BlasBackend>(blis_spec()); }
+std::unique_ptr<Backend> make_refblas_backend() {
+  return std::make_unique<BlasBackend>(refblas_spec());
+}
+
+}  // namespace kc::backends

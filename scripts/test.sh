@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine and runs every kc test:
+#   1. dependencies (Debian packages) — scripts/install-deps.sh
+#   2. the `ci` build (warnings as errors) and all tests (unit, CLI, conformance)
+#   3. the `asan` build (ASan + UBSan) and the unit tests under it
+#   4. a bounded libFuzzer run of the contract parser
+# Usage: scripts/test.sh [--quick]   (--quick skips 3 and 4)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+jobs=$(nproc 2>/dev/null || echo 2)
+fuzz_seconds=${KC_FUZZ_SECONDS:-60}
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "dependencies"
+scripts/install-deps.sh
+
+step "build (ci preset)"
+cmake --preset ci >/dev/null
+cmake --build --preset ci -j "$jobs"
+
+step "tests (ci preset)"
+ctest --preset ci -j "$jobs"
+
+if [ "$quick" -eq 1 ]; then exit 0; fi
+
+step "unit tests under ASan + UBSan"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --preset asan -j "$jobs" -L unit
+
+step "parser fuzzing (${fuzz_seconds}s)"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$jobs" --target kc_parser_fuzz
+mkdir -p build/fuzz/corpus
+build/fuzz/tests/fuzz/kc_parser_fuzz -max_total_time="$fuzz_seconds" -max_len=4096 \
+  -print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus 2>&1 | tail -n 15
+echo "fuzz: no crash in ${fuzz_seconds}s"

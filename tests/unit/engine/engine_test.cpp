@@ -1,0 +1,236 @@
+// The engine judged on impls whose behaviour we control: test the tester.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "kc/engine.h"
+#include "kc/lang.h"
+
+namespace kc::engine {
+namespace {
+
+/// An impl whose kernel is a lambda over the call.
+class FakeImpl : public Impl {
+ public:
+  FakeImpl(std::string name, std::string op, std::function<Status(Call&)> fn)
+      : fn_(std::move(fn)) {
+    decl_.name = std::move(name);
+    decl_.op = std::move(op);
+    decl_.backend = "test";
+    decl_.dtypes = {DType::kF32};
+    decl_.accumulator = DType::kF32;
+  }
+  const Declaration& declaration() const override { return decl_; }
+  Status run(Call& call) const override { return fn_(call); }
+  Declaration decl_;
+
+ private:
+  std::function<Status(Call&)> fn_;
+};
+
+/// Row-major C = alpha A B + beta C (no transposes) with a pluggable accumulator.
+Status gemm(Call& call, const std::function<float(float, float)>& add) {
+  const Tensor& A = call.t("A");
+  const Tensor& B = call.t("B");
+  Tensor& C = call.t("C");
+  const auto M = call.get_int("M"), N = call.get_int("N"), K = call.get_int("K");
+  const float alpha = static_cast<float>(call.get_double("alpha", 1));
+  const float beta = static_cast<float>(call.get_double("beta", 0));
+  const auto lda = A.strides()[0], ldb = B.strides()[0], ldc = C.strides()[0];
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j) {
+      float acc = 0;
+      for (std::int64_t k = 0; k < K; ++k) acc = add(acc, A.data<float>()[i * lda + k] * B.data<float>()[k * ldb + j]);
+      float& c = C.data<float>()[i * ldc + j];
+      c = alpha * acc + (beta == 0 ? 0.f : beta * c);
+    }
+  return ok_status();
+}
+
+float add_fp32(float a, float b) { return a + b; }
+float add_fp16(float a, float b) { return static_cast<float>(round_to(static_cast<double>(a) + b, DType::kF16)); }
+
+Contract parse_one(const std::string& text) {
+  auto r = lang::parse_kc(text, "test.kc");
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
+  EXPECT_EQ(r.document.contracts.size(), 1u);
+  return r.document.contracts.empty() ? Contract{} : r.document.contracts[0];
+}
+
+const char* kPrc01 = R"(
+contract C-PRC-01 {
+  scope      matmul
+  pre        precision(A, B, C) in {FP32} and declared accumulator = FP32
+             and M in {8} and N in {8} and K in {1024}
+  post       output C satisfies elementwise_close(C, ref(C))
+  tolerance  relative 1e-5
+  reference  higher_precision FP64
+  measure    inject saturation(65504) at density 1; observe max rel_error
+  violation  signature SATURATION(65504)
+}
+)";
+
+const char* kBound = R"(
+contract KC-GEMM-T {
+  scope      matmul
+  pre        precision(A, B, C) in {FP32} and value_range(A, B) normal(0, 1)
+             and M in {5, 16} and K in {7, 64}
+  post       output C satisfies elementwise_close(C, ref(C))
+  tolerance  bound gamma(K + 2, P) * |A||B|
+  reference  higher_precision FP64
+  measure    sample 2 random inputs per config; compute max bound_ratio; pass if <= 1
+  violation  signature PRECISION_FINGERPRINT(bf16)
+}
+)";
+
+BackendInfo info() { return {"test", true, "1", "", ""}; }
+
+TEST(Engine, HonestFp32GemmConformsToBoundAndSaturationContracts) {
+  FakeImpl good("t.good", "matmul", [](Call& c) { return gemm(c, add_fp32); });
+  CheckRequest req;
+  EXPECT_EQ(run_case(parse_one(kBound), "t.kc", good, info(), req).verdict, Verdict::kConforming);
+  CaseResult r = run_case(parse_one(kPrc01), "t.kc", good, info(), req);
+  EXPECT_EQ(r.verdict, Verdict::kConforming) << r.reason;
+  EXPECT_TRUE(r.repro.empty());
+}
+
+TEST(Engine, Fp16AccumulatorIsNamedSaturation) {
+  FakeImpl bad("t.fp16acc", "matmul", [](Call& c) { return gemm(c, add_fp16); });
+  CheckRequest req;
+  CaseResult r = run_case(parse_one(kPrc01), "t.kc", bad, info(), req);
+  ASSERT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  ASSERT_FALSE(r.signatures.empty());
+  EXPECT_EQ(r.signatures[0].to_string(), "SATURATION(65504)");
+  EXPECT_TRUE(r.signature_expected);
+  EXPECT_NE(r.repro.find("--impl t.fp16acc"), std::string::npos) << r.repro;
+  EXPECT_NE(r.repro.find("--config"), std::string::npos) << r.repro;
+  ASSERT_TRUE(r.evidence.worst.has_value());
+  EXPECT_TRUE(std::isinf(r.evidence.worst->value) || std::fabs(r.evidence.worst->value) <= 65504.0);
+}
+
+TEST(Engine, Bf16InputRoundingIsFingerprinted) {
+  FakeImpl bf16("t.bf16in", "matmul", [](Call& c) {
+    for (const char* n : {"A", "B"}) {
+      Tensor& t = c.t(n);
+      for (std::int64_t i = 0; i < t.storage_elems(); ++i) t.store(i, round_to(t.load(i), DType::kBF16));
+    }
+    return gemm(c, add_fp32);
+  });
+  CheckRequest req;
+  CaseResult r = run_case(parse_one(kBound), "t.kc", bf16, info(), req);
+  ASSERT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  // The impl mutated its inputs in place (a second finding) and rounded them to bf16.
+  bool fingerprint = false, mutated = false;
+  for (const auto& s : r.signatures) {
+    fingerprint = fingerprint || s.to_string() == "PRECISION_FINGERPRINT(bf16)";
+    mutated = mutated || s.name == "INPUT_MUTATED";
+  }
+  EXPECT_TRUE(mutated);
+  EXPECT_TRUE(fingerprint) << r.reason;
+}
+
+TEST(Engine, UnwrittenOutputAndConstantOutputAreNamed) {
+  const char* text = R"(
+contract KC-SM {
+  scope      softmax
+  pre        precision(x, y) in {FP32} and value_range(x) normal(0, 1)
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  relative 1e-3
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config
+  violation  signature CONSTANT_OUTPUT
+})";
+  FakeImpl lazy("t.lazy", "softmax", [](Call&) { return ok_status(); });
+  FakeImpl constant("t.const", "softmax", [](Call& c) {
+    c.t("y").fill_storage(1.0 / c.get_int("cols", 128));
+    return ok_status();
+  });
+  CheckRequest req;
+  CaseResult a = run_case(parse_one(text), "t.kc", lazy, info(), req);
+  ASSERT_EQ(a.verdict, Verdict::kViolation);
+  EXPECT_EQ(a.signatures.at(0).name, "OUTPUT_NOT_WRITTEN");
+  CaseResult b = run_case(parse_one(text), "t.kc", constant, info(), req);
+  ASSERT_EQ(b.verdict, Verdict::kViolation);
+  EXPECT_EQ(b.signatures.at(0).name, "CONSTANT_OUTPUT");
+}
+
+TEST(Engine, NondeterminismIsCountedAgainstDeclaredBitwise) {
+  const char* text = R"(
+contract C-ORD-02 {
+  scope      sum
+  pre        precision(x) in {FP32} and declared determinism = BITWISE and n in {100}
+  post       bitwise_identical across 10 invocations
+  tolerance  none
+  reference  algebraic determinism
+  measure    sample 1 random inputs per config
+  violation  signature NONDETERMINISTIC
+})";
+  int calls = 0;
+  FakeImpl flaky("t.flaky", "sum", [&calls](Call& c) {
+    const Tensor& x = c.t("x");
+    float s = 0;
+    for (std::int64_t i = 0; i < x.numel(); ++i) s += static_cast<float>(x.at(i));
+    if (++calls % 3 == 0) s = std::nextafter(s, 1e30f);  // every third run differs in the last bit
+    c.t("out").set(0, s);
+    return ok_status();
+  });
+  CheckRequest req;
+  CaseResult r = run_case(parse_one(text), "t.kc", flaky, info(), req);
+  ASSERT_EQ(r.verdict, Verdict::kViolation);
+  EXPECT_EQ(r.signatures.at(0).to_string(), "NONDETERMINISTIC(3 of 9)");
+  flaky.decl_.determinism = Determinism::kNone;
+  EXPECT_EQ(run_case(parse_one(text), "t.kc", flaky, info(), req).verdict, Verdict::kNotApplicable);
+}
+
+TEST(Engine, OutOfScopeAndUndeclaredAreNotApplicableAndProseIsUnderSpecified) {
+  FakeImpl good("t.good", "matmul", [](Call& c) { return gemm(c, add_fp32); });
+  good.decl_.accumulator = DType::kF16;  // honest declaration of an fp16 accumulator
+  CheckRequest req;
+  CaseResult r = run_case(parse_one(kPrc01), "t.kc", good, info(), req);
+  EXPECT_EQ(r.verdict, Verdict::kNotApplicable);
+  EXPECT_NE(r.reason.find("accumulator"), std::string::npos) << r.reason;
+
+  auto prose = lang::parse_kc("contract C-P {\n  scope matmul\n  pre all inputs are finite\n}\n", "p.kc");
+  ASSERT_FALSE(prose.has_errors());
+  EXPECT_EQ(run_case(prose.document.contracts.at(0), "p.kc", good, info(), req).verdict,
+            Verdict::kUnderSpecified);
+}
+
+TEST(Engine, KernelThatRaisesUnexpectedlyIsAViolationAndUnavailableBackendSkips) {
+  FakeImpl raiser("t.raise", "matmul", [](Call&) { return kernel_raised("refused"); });
+  CheckRequest req;
+  CaseResult r = run_case(parse_one(kBound), "t.kc", raiser, info(), req);
+  EXPECT_EQ(r.verdict, Verdict::kViolation);
+  EXPECT_EQ(r.signatures.at(0).name, "UNEXPECTED_RAISE");
+  BackendInfo down{"test", false, "", "library missing", ""};
+  EXPECT_EQ(run_case(parse_one(kBound), "t.kc", raiser, down, req).verdict, Verdict::kSkipped);
+}
+
+TEST(Engine, SameSeedSameInputsAcrossImpls) {
+  std::vector<std::uint64_t> seen;
+  FakeImpl a("t.a", "matmul", [&](Call& c) {
+    seen.push_back(c.t("A").hash());
+    return gemm(c, add_fp32);
+  });
+  CheckRequest req;
+  req.samples = 1;
+  run_case(parse_one(kBound), "t.kc", a, info(), req);
+  const auto first = seen;
+  seen.clear();
+  a.decl_.name = "t.b";
+  run_case(parse_one(kBound), "t.kc", a, info(), req);
+  EXPECT_EQ(first, seen);
+  EXPECT_FALSE(first.empty());
+}
+
+TEST(Engine, GlobMatch) {
+  EXPECT_TRUE(glob_match("openblas.*", "openblas.sgemm"));
+  EXPECT_TRUE(glob_match("C-???-0*", "C-PRC-01"));
+  EXPECT_FALSE(glob_match("ref.*", "refblas.sgemm"));
+  EXPECT_TRUE(glob_match("*", ""));
+}
+
+}  // namespace
+}  // namespace kc::engine
