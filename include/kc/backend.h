@@ -61,7 +61,15 @@ class BackendRegistry {
   std::vector<BackendInfo> infos();
 
  private:
+  /// One backend's probe result and impls, cached so each backend is probed once.
+  struct Probed {
+    BackendInfo info;
+    std::vector<std::shared_ptr<const Impl>> impls;
+  };
+  void probe_all();
+
   std::vector<std::unique_ptr<Backend>> backends_;
+  std::vector<Probed> probed_;  ///< parallel to the first probed_.size() backends_
 };
 
 /// Options for the built-in backend table.

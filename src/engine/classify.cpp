@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include "kc/dtype.h"
 
@@ -106,6 +107,36 @@ void classify_values(const Observation& obs, std::vector<Signature>* sigs,
     }
   }
 
+  // Finite inputs, non-finite outputs where the reference is finite: an
+  // intermediate overflowed (e.g. exp without max subtraction).
+  if (obs.inputs_finite) {
+    std::size_t overflowed = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      overflowed += std::isfinite(obs.ref[i]) && !std::isfinite(obs.got[i]);
+    if (overflowed > 0) {
+      sigs->push_back({"OVERFLOW_TO_INF", {std::to_string(overflowed)}});
+      notes->push_back(std::to_string(overflowed) + " outputs are Inf/NaN although every input and the reference "
+                       "are finite: an intermediate overflowed");
+      return;
+    }
+  }
+
+  // Large offset, small spread: outputs that lost all their significant digits.
+  if (obs.input_offset_ratio > 10 && fails > 0) {
+    std::size_t collapsed = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double g = obs.got[i], r = obs.ref[i];
+      if (!std::isfinite(g) || !std::isfinite(r)) continue;
+      if ((r > 0 && g <= 0) || std::fabs(g - r) >= 0.5 * std::fabs(r)) ++collapsed;
+    }
+    if (collapsed * 2 >= fails) {
+      sigs->push_back({"CANCELLATION_COLLAPSE", {std::to_string(collapsed)}});
+      notes->push_back(std::to_string(collapsed) + " outputs are off by half their value or more on inputs whose "
+                       "mean is " + fmt_g(obs.input_offset_ratio) + "x their spread: catastrophic cancellation");
+      return;
+    }
+  }
+
   if (nan_introduced > 0) {
     sigs->push_back({"NAN_INTRODUCED", {std::to_string(nan_introduced)}});
     notes->push_back(std::to_string(nan_introduced) + " NaN outputs where the reference is not NaN");
@@ -160,6 +191,108 @@ void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions&
   notes->push_back("the output matches the FP64 result of inputs rounded to " + name +
                    " (max ratio " + fmt_g(best.score) + " vs " + fmt_g(base) +
                    " against the true inputs): inputs were coerced to " + name);
+}
+
+void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options,
+                           const Observation& obs, std::vector<Signature>* sigs,
+                           std::vector<std::string>* notes) {
+  // Semantic parameters whose silent substitution is a known failure, and the
+  // signature that names it.
+  struct Alternative {
+    const char* param;
+    std::vector<const char*> values;
+    const char* signature;
+  };
+  static const std::vector<Alternative> kAlternatives = {
+      {"activation", {"gelu_erf", "gelu_tanh", "silu", "relu", "identity"}, "FUSION_DIVERGENCE"},
+  };
+  for (const auto& alt : kAlternatives) {
+    auto it = inputs.config.params.find(alt.param);
+    if (it == inputs.config.params.end()) continue;
+    for (const char* v : alt.values) {
+      if (it->second == v) continue;
+      Call other = inputs;
+      other.config.params[alt.param] = v;
+      auto oracle = op.oracle(other, options);
+      if (!oracle.ok()) continue;
+      for (std::size_t o = 0; o < oracle->output_names.size(); ++o) {
+        if (oracle->output_names[o] != obs.output) continue;
+        const double score = max_ratio(obs.got, oracle->outputs[o], obs.allowed);
+        if (score <= 1) {
+          sigs->push_back({alt.signature, {v}});
+          notes->push_back(std::string("the output matches ") + alt.param + " = " + v + " (max ratio " +
+                           fmt_g(score) + ") although the call asks for " + alt.param + " = " + it->second);
+          return;
+        }
+      }
+    }
+  }
+}
+
+void classify_axes(const std::vector<Config>& configs, const std::vector<bool>& failed,
+                   const std::vector<bool>& ran, std::vector<Signature>* sigs,
+                   std::vector<std::string>* notes) {
+  bool any_pass = false, any_fail = false;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    any_fail = any_fail || (ran[i] && failed[i]);
+    any_pass = any_pass || (ran[i] && !failed[i]);
+  }
+  if (!any_fail || configs.empty()) return;
+  auto is_shape = [](const std::string& p) {
+    return p == "M" || p == "N" || p == "K" || p == "n" || p == "rows" || p == "cols" || p == "dim";
+  };
+  for (const auto& [param, unused] : configs.front().params) {
+    std::set<std::string> fail_values, pass_values, all_values;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      if (!ran[i]) continue;
+      const std::string v = configs[i].get(param);
+      all_values.insert(v);
+      (failed[i] ? fail_values : pass_values).insert(v);
+    }
+    if (all_values.size() < 2) continue;
+    bool disjoint = true;
+    for (const auto& v : fail_values) disjoint = disjoint && !pass_values.count(v);
+    if (param == "ranks" && (disjoint || !any_pass)) {
+      std::int64_t smallest = INT64_MAX;
+      for (const auto& v : fail_values) smallest = std::min<std::int64_t>(smallest, std::atoll(v.c_str()));
+      sigs->push_back({"RANK_COUNT_DEPENDENT", {std::to_string(smallest)}});
+      notes->push_back(any_pass ? "fails from " + std::to_string(smallest) + " ranks on, passes below"
+                                : "fails at every rank count tried, from K = " + std::to_string(smallest));
+      return;
+    }
+    if (!disjoint || !any_pass) continue;
+    std::string values;
+    for (const auto& v : fail_values) values += (values.empty() ? "" : ",") + v;
+    if (param == "schedule") {
+      sigs->push_back({"SCHEDULE_OUTLIER", {values}});
+      notes->push_back("only schedule " + values + " breaks the bound; every other schedule conforms");
+      return;
+    }
+    if (param == "loss_scale" || param == "quant_scale") {
+      sigs->push_back({"SCALE_DEPENDENT", {param + "=" + values}});
+      notes->push_back("the result depends on " + param + ": it breaks at " + values + " and holds elsewhere");
+      return;
+    }
+    if (is_shape(param)) {
+      for (std::int64_t tile : {32, 16, 8, 4}) {
+        bool fits = true;
+        for (const auto& v : fail_values) fits = fits && std::atoll(v.c_str()) % tile != 0;
+        for (const auto& v : pass_values) fits = fits && std::atoll(v.c_str()) % tile == 0;
+        if (fits) {
+          sigs->push_back({"TILE_REMAINDER", {std::to_string(tile)}});
+          notes->push_back(param + " values " + values + " (not multiples of " + std::to_string(tile) +
+                           ") fail; multiples of " + std::to_string(tile) + " pass: a remainder tile is mishandled");
+          return;
+        }
+      }
+      sigs->push_back({"HELD_OUT_SHAPE", {param + "=" + values}});
+      notes->push_back("fails only at " + param + " = " + values + ": correct on the other shapes tried");
+      return;
+    }
+    sigs->push_back({"CONFIG_DEPENDENT", {param + "=" + values}});
+    notes->push_back("fails only at " + param + " = " + values);
+    return;
+  }
 }
 
 }  // namespace kc::engine

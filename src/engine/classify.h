@@ -17,6 +17,8 @@ struct Observation {
   std::vector<double> ref;   ///< oracle's elements
   std::vector<double> allowed;  ///< per-element allowed error (same tolerance the verdict used)
   bool poisoned_with_nan = false;  ///< output was pre-filled with NaN before the call
+  bool inputs_finite = true;       ///< no NaN/Inf among the inputs
+  double input_offset_ratio = 0;   ///< |mean| / stddev of the floating inputs (large = cancellation-prone)
 };
 
 /// Pure-pattern detectors over one observation (no re-execution). Each
@@ -30,6 +32,20 @@ void classify_values(const Observation& obs, std::vector<Signature>* signatures,
 void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions& options,
                           const Observation& obs, std::vector<Signature>* signatures,
                           std::vector<std::string>* notes);
+
+/// Alternative semantics: re-runs the oracle with another value of a
+/// semantic parameter (e.g. activation gelu_tanh where gelu_erf is
+/// configured) and names the one that explains the output.
+void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options,
+                           const Observation& obs, std::vector<Signature>* signatures,
+                           std::vector<std::string>* notes);
+
+/// Attributes failures to one config axis: failing configs share values of
+/// a parameter that passing configs never have (schedule, ranks, loss scale,
+/// shape sizes).
+void classify_axes(const std::vector<Config>& configs, const std::vector<bool>& failed,
+                   const std::vector<bool>& ran, std::vector<Signature>* signatures,
+                   std::vector<std::string>* notes);
 
 /// Checks whether max-ratio of got vs ref under allowed is within 1.
 double max_ratio(const std::vector<double>& got, const std::vector<double>& ref,

@@ -236,6 +236,8 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
         plan.pass_bound = 0;
       } else {
         plan.metric_name = "policy_mismatches";
+        plan.policy_judge = true;
+        plan.pass_bound = 0;
       }
       break;
     case Postcondition::Kind::kRaise:

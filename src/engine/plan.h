@@ -17,6 +17,7 @@ struct Plan {
   FillSpec fill;
   std::optional<Probe> probe;
   std::int64_t samples = 1;
+  bool policy_judge = false;     ///< declared_policy nan/denormal/oob: judged by engine/policy
   int invocations = 1;           ///< > 1 for determinism contracts
   std::string stat = "max";      ///< aggregate statistic that decides
   double pass_bound = 1;         ///< pass iff stat(metric) <= pass_bound

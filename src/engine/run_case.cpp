@@ -11,6 +11,7 @@
 
 #include "engine/classify.h"
 #include "engine/plan.h"
+#include "engine/policy.h"
 #include "kc/engine.h"
 #include "kc/metrics.h"
 
@@ -74,6 +75,30 @@ Status inject_into_tensors(Call& call, const Probe& probe, Rng& rng) {
     for (std::int64_t j = 0; j < k; ++j) t.set(rng.uniform_int(0, n - 1), v);
   }
   return ok_status();
+}
+
+/// Facts about the inputs the classifier needs: any NaN/Inf, and how large
+/// their mean is relative to their spread.
+void describe_inputs(const Call& call, Observation* obs) {
+  double sum = 0, sum_sq = 0;
+  std::int64_t n = 0;
+  for (std::size_t k = 0; k < call.tensors.size(); ++k) {
+    if (call.roles[k] != Role::kIn || !dtype_info(call.tensors[k].dtype()).is_float) continue;
+    for (double v : call.tensors[k].to_doubles()) {
+      if (!std::isfinite(v)) {
+        obs->inputs_finite = false;
+        continue;
+      }
+      sum += v;
+      sum_sq += v * v;
+      ++n;
+    }
+  }
+  if (n > 1) {
+    const double mean = sum / n;
+    const double var = std::max(0.0, sum_sq / n - mean * mean);
+    obs->input_offset_ratio = var > 0 ? std::fabs(mean) / std::sqrt(var) : 0;
+  }
 }
 
 std::string position_of(const Tensor& t, std::int64_t flat) {
@@ -239,6 +264,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
     ConfigEvidence ce;
     ce.config = config.to_string();
     std::vector<double> config_ratios;
+    std::string observed;  // behaviour class seen by a policy judge
     for (std::int64_t s = 0; s < plan.samples; ++s) {
       if (request.sample_index && *request.sample_index != s) continue;
       const std::uint64_t seed = case_seed(request.seed, contract.id, config, s);
@@ -286,6 +312,45 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           st.add_signature({"INPUT_MUTATED", {}});
           st.note("the impl modified an input tensor it does not own");
         }
+        if (status.code() == StatusCode::kUnimplemented) {
+          ce.note = "impl cannot run this config: " + status.message();
+          break;
+        }
+        if (plan.policy_judge) {
+          if (!status.ok() && status.code() != StatusCode::kKernelRaised)
+            return finish(Verdict::kError, "impl failed: " + status.to_string());
+          PolicyInputs pin;
+          pin.op = &op;
+          pin.decl = &decl;
+          pin.inputs = &inputs;
+          pin.outputs = &call;
+          pin.oracle = &*oracle;
+          pin.options = oracle_options;
+          pin.status = status;
+          pin.tolerance = &contract.tolerance;
+          auto judged = judge_policy(post.policy, pin);
+          if (!judged.ok()) return finish(Verdict::kUnderSpecified, judged.status().message());
+          ce.elements += judged->elements;
+          res.evidence.elements += judged->elements;
+          config_ratios.push_back(static_cast<double>(judged->mismatches));
+          if (!judged->observed.empty()) observed = judged->observed;
+          if (!judged->pass) {
+            st.any_fail = true;
+            ce.failures += std::max<std::int64_t>(1, judged->mismatches);
+            res.evidence.failures += std::max<std::int64_t>(1, judged->mismatches);
+            for (const auto& sg : judged->signatures) st.add_signature(sg);
+            for (const auto& n : judged->notes) st.note(n);
+            if (st.worst_config.empty()) {
+              st.worst_config = ce.config;
+              st.worst_sample = s;
+              st.worst_seed = seed;
+              res.input_hash = hex64(in_hash);
+            }
+          } else {
+            for (const auto& n : judged->notes) st.note(n);
+          }
+          continue;
+        }
         if (status.code() == StatusCode::kKernelRaised) {
           const bool expected = post.kind == Postcondition::Kind::kRaise || oracle->raises.has_value() ||
                                 (post.kind == Postcondition::Kind::kDeclaredPolicy &&
@@ -296,10 +361,6 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
             st.add_signature({"UNEXPECTED_RAISE", {}});
             st.note("the kernel raised where the contract expects a result: " + status.message());
           }
-          break;
-        }
-        if (status.code() == StatusCode::kUnimplemented) {
-          ce.note = "impl cannot run this config: " + status.message();
           break;
         }
         if (!status.ok()) return finish(Verdict::kError, "impl failed: " + status.to_string());
@@ -399,6 +460,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
               obs.allowed = std::move(allowed);
               for (std::size_t k = 0; k < call.names.size(); ++k)
                 if (call.names[k] == name) obs.poisoned_with_nan = call.roles[k] == Role::kOut;
+              describe_inputs(inputs, &obs);
               st.first_failure = std::move(obs);
               st.first_failure_inputs = inputs;
               st.worst_config = ce.config;
@@ -429,6 +491,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
       }
       if (!ce.note.empty()) break;
     }
+    if (!observed.empty() && ce.note.empty()) ce.note = "observed " + observed;
     if (!config_ratios.empty()) {
       const ResidualStats rs = summarize(config_ratios);
       ce.max = rs.max;
@@ -456,8 +519,26 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
     const bool value_pattern_found = !sigs.empty();
     if (!value_pattern_found && st.first_failure_inputs)
       classify_fingerprint(op, *st.first_failure_inputs, oracle_options, *st.first_failure, &sigs, &notes);
+    if (sigs.empty() && st.first_failure_inputs)
+      classify_alternatives(op, *st.first_failure_inputs, oracle_options, *st.first_failure, &sigs, &notes);
     for (const auto& s : sigs) st.add_signature(s);
     for (const auto& n : notes) st.note(n);
+  }
+
+  // Which config axis the failures follow (schedule, rank count, scale, shape).
+  if (st.any_fail && plan.configs.size() > 1) {
+    std::vector<bool> failed, ran;
+    for (const auto& ce : res.evidence.per_config) {
+      failed.push_back(ce.failures > 0);
+      ran.push_back(ce.elements > 0);
+    }
+    if (failed.size() == plan.configs.size()) {
+      std::vector<Signature> sigs;
+      std::vector<std::string> notes;
+      classify_axes(plan.configs, failed, ran, &sigs, &notes);
+      for (const auto& sg : sigs) st.add_signature(sg);
+      for (const auto& n : notes) st.note(n);
+    }
   }
 
   // The aggregate the protocol asks for decides the verdict when it is not max.
@@ -479,10 +560,16 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
     return finish(Verdict::kConforming, plan.metric_name + " max " + fmt_g(res.evidence.max) +
                                             " within bound " + fmt_g(plan.pass_bound));
   }
+  // Signatures the contract names come first: they are what the contract is about.
   res.signatures = st.signatures;
-  for (const auto& s : res.signatures)
+  std::stable_partition(res.signatures.begin(), res.signatures.end(), [&](const Signature& sg) {
     for (const auto& e : contract.violation.signatures)
-      if (e.name == s.name) res.signature_expected = true;
+      if (e.name == sg.name) return true;
+    return false;
+  });
+  for (const auto& sg : res.signatures)
+    for (const auto& e : contract.violation.signatures)
+      if (e.name == sg.name) res.signature_expected = true;
   std::string reason;
   if (res.signatures.empty()) {
     reason = "violation without a recognised pattern; " + plan.metric_name + " max " +

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kc/backend.h"
+#include "kc/calibrate.h"
 #include "kc/engine.h"
 #include "kc/lang.h"
 #include "kc/op.h"
@@ -35,6 +36,8 @@ commands:
                        (default: the standard suite)
   grade [PATHS...]     run the suite over every available impl; print the conformance
                        matrix and grades; write report files (--out DIR)
+  calibrate [PATHS...] prove every contract separates its trio: baseline fails the visible
+                       test, bad passes it but violates the contract, good passes both
   lint PATHS...        parse contracts; list clause by clause what keeps them from executing
   fmt FILE [--to kc|yaml]
                        print the canonical form (or convert between .kc and YAML)
@@ -186,6 +189,13 @@ int cmd_check(Args& a, bool grade) {
   return r.exit_code();
 }
 
+int cmd_calibrate(Args& a) {
+  a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
+  auto r = kc::engine::run_calibration(a.request);
+  std::cout << kc::engine::render_calibration(r, a.color);
+  return r.exit_code();
+}
+
 int cmd_lint(const Args& a) {
   if (a.positional.empty()) return usage_error("lint needs at least one contract file or directory");
   auto loaded = kc::engine::load_contracts(a.positional);
@@ -322,13 +332,14 @@ int main(int argc, char** argv) {
   }
   if (a.command == "check") return cmd_check(a, false);
   if (a.command == "grade") return cmd_check(a, true);
+  if (a.command == "calibrate") return cmd_calibrate(a);
   if (a.command == "lint") return cmd_lint(a);
   if (a.command == "fmt") return cmd_fmt(a);
   if (a.command == "list") return cmd_list(a);
   if (a.command == "backends") return cmd_backends(a);
   if (a.command == "explain") return cmd_explain(a);
   if (a.command == "verify-trace") return cmd_verify_trace(a);
-  const std::vector<std::string> commands = {"check", "grade", "lint", "fmt", "list", "backends", "explain",
+  const std::vector<std::string> commands = {"check", "grade", "calibrate", "lint", "fmt", "list", "backends", "explain",
                                              "verify-trace"};
   std::string near = kc::lang::nearest_word(a.command, commands);
   return usage_error("unknown command '" + a.command + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));

@@ -1,0 +1,202 @@
+#include "kc/calibrate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace kc::engine {
+
+namespace {
+
+std::string fmt_g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+bool selected(const std::vector<std::string>& filters, const std::string& name) {
+  if (filters.empty()) return true;
+  for (const auto& f : filters)
+    if (glob_match(f, name)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string_view trio_role_name(TrioRole role) {
+  switch (role) {
+    case TrioRole::kBaseline: return "baseline";
+    case TrioRole::kBad: return "bad";
+    case TrioRole::kGood: return "good";
+  }
+  return "?";
+}
+
+VisibleTest run_visible_test(const Impl& impl, std::uint64_t seed) {
+  VisibleTest vt;
+  const Declaration& decl = impl.declaration();
+  const Op* op = builtin_ops().find(decl.op);
+  if (!op) {
+    vt.detail = "op '" + decl.op + "' is not registered";
+    return vt;
+  }
+  Config config;
+  config.dtype = decl.dtypes.empty() ? DType::kF32 : decl.dtypes.front();
+  for (const auto& p : op->params()) config.params[p.name] = p.default_value;
+  OracleOptions options;
+  options.oob = decl.oob;
+  for (int s = 0; s < kVisibleSamples; ++s) {
+    Rng rng(derive_seed(seed, 0x76697369626c65ull + static_cast<std::uint64_t>(s)));
+    auto call_or = op->make_call(config);
+    if (!call_or.ok()) {
+      vt.detail = "default config rejected: " + call_or.status().message();
+      return vt;
+    }
+    Call call = std::move(call_or).value();
+    op->fill(call, FillSpec{FillSpec::Kind::kNormal, 0, 1}, rng);
+    auto oracle = op->oracle(call, options);
+    if (!oracle.ok()) {
+      vt.detail = "oracle failed: " + oracle.status().message();
+      return vt;
+    }
+    Status st = impl.run(call);
+    if (!st.ok()) {
+      vt.detail = "kernel failed: " + st.to_string();
+      return vt;
+    }
+    for (std::size_t o = 0; o < oracle->output_names.size(); ++o) {
+      const auto got = call.t(oracle->output_names[o]).to_doubles();
+      const auto& ref = oracle->outputs[o];
+      for (std::size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+        const double allowed = kVisibleAtol + kVisibleRtol * std::fabs(ref[i]);
+        double excess;
+        if (std::isnan(ref[i]) && std::isnan(got[i])) excess = 0;
+        else if (!std::isfinite(got[i]) || !std::isfinite(ref[i])) excess = got[i] == ref[i] ? 0 : HUGE_VAL;
+        else excess = std::fabs(got[i] - ref[i]) / allowed;
+        vt.max_excess = std::max(vt.max_excess, excess);
+      }
+    }
+  }
+  vt.pass = vt.max_excess <= 1;
+  if (!vt.pass) vt.detail = "allclose failed: max |err| / (atol + rtol|ref|) = " + fmt_g(vt.max_excess);
+  return vt;
+}
+
+int CalibrationResult::exit_code() const {
+  for (const auto& d : diagnostics)
+    if (d.severity == lang::Diagnostic::Severity::kError) return 2;
+  for (const auto& r : rows)
+    if (!r.state_ok) return 1;
+  return 0;
+}
+
+CalibrationResult run_calibration(const CheckRequest& request, BackendRegistry& registry) {
+  CalibrationResult result;
+  LoadedContracts loaded = load_contracts(request.paths);
+  result.diagnostics = loaded.diagnostics;
+  const auto infos = registry.infos();
+  auto backend_of = [&](const std::string& name) {
+    for (const auto& b : infos)
+      if (b.name == name) return b;
+    return BackendInfo{name, true, "", "", ""};
+  };
+  std::map<std::string, const Calibration*> by_contract;
+  for (const auto& c : loaded.calibrations) by_contract[c.contract] = &c;
+
+  for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
+    const Contract& contract = loaded.contracts[ci];
+    if (!selected(request.contracts, contract.id)) continue;
+    auto it = by_contract.find(contract.id);
+    if (it == by_contract.end()) {
+      result.missing.push_back(contract.id);
+      continue;
+    }
+    const Calibration& cal = *it->second;
+    const std::pair<TrioRole, std::string> trio[] = {
+        {TrioRole::kBaseline, cal.baseline}, {TrioRole::kBad, cal.bad}, {TrioRole::kGood, cal.good}};
+    for (const auto& [role, name] : trio) {
+      CalibrationRow row;
+      row.contract = contract.id;
+      row.role = role;
+      row.impl = name;
+      auto impl = registry.find_impl(name);
+      if (!impl) {
+        row.problem = "impl '" + name + "' not found";
+        result.rows.push_back(row);
+        continue;
+      }
+      row.visible = run_visible_test(*impl, request.seed);
+      row.contract_result =
+          run_case(contract, loaded.files[ci], *impl, backend_of(impl->declaration().backend), request);
+      const Verdict v = row.contract_result.verdict;
+      switch (role) {
+        case TrioRole::kBaseline:
+          row.state_ok = !row.visible.pass;
+          if (!row.state_ok) row.problem = "baseline passes the visible test";
+          break;
+        case TrioRole::kBad:
+          row.state_ok = row.visible.pass && v == Verdict::kViolation &&
+                         (contract.violation.signatures.empty() || row.contract_result.signature_expected);
+          if (!row.visible.pass) row.problem = "bad impl fails the visible test: " + row.visible.detail;
+          else if (v != Verdict::kViolation) row.problem = "bad impl not caught: " + row.contract_result.reason;
+          else if (!row.state_ok) row.problem = "caught, but not with the contract's signature";
+          break;
+        case TrioRole::kGood:
+          row.state_ok = row.visible.pass && v == Verdict::kConforming;
+          if (!row.visible.pass) row.problem = "good impl fails the visible test: " + row.visible.detail;
+          else if (v != Verdict::kConforming) row.problem = "good impl judged " +
+                                                            std::string(verdict_name(v)) + ": " +
+                                                            row.contract_result.reason;
+          break;
+      }
+      result.rows.push_back(std::move(row));
+    }
+  }
+  return result;
+}
+
+CalibrationResult run_calibration(const CheckRequest& request) {
+  BackendRegistry registry;
+  BackendOptions options;
+  options.plugin_paths = request.plugin_paths;
+  if (Status s = register_builtin_backends(registry, options); !s.ok()) {
+    CalibrationResult r;
+    lang::Diagnostic d;
+    d.message = "backend registration failed: " + s.to_string();
+    r.diagnostics.push_back(d);
+    return r;
+  }
+  return run_calibration(request, registry);
+}
+
+std::string render_calibration(const CalibrationResult& result, bool color) {
+  auto paint = [&](const std::string& s, bool ok) {
+    if (!color) return s;
+    return std::string(ok ? "\033[32m" : "\033[31m") + s + "\033[0m";
+  };
+  std::ostringstream out;
+  for (const auto& d : result.diagnostics) out << d.render() << "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-12s %-9s %-30s %-8s %-15s %-30s %s\n", "contract", "role", "impl", "visible",
+                "contract", "signature", "state");
+  out << line;
+  int ok = 0;
+  for (const auto& r : result.rows) {
+    std::string sig;
+    for (const auto& s : r.contract_result.signatures) sig += (sig.empty() ? "" : " ") + s.to_string();
+    if (sig.size() > 30) sig = sig.substr(0, 27) + "...";
+    std::snprintf(line, sizeof line, "%-12s %-9s %-30s %-8s %-15s %-30s ", r.contract.c_str(),
+                  std::string(trio_role_name(r.role)).c_str(), r.impl.c_str(), r.visible.pass ? "pass" : "FAIL",
+                  std::string(verdict_name(r.contract_result.verdict)).c_str(), sig.c_str());
+    out << line << paint(r.state_ok ? "ok" : "WRONG", r.state_ok) << "\n";
+    if (!r.state_ok) out << "    " << r.problem << "\n";
+    ok += r.state_ok;
+  }
+  for (const auto& m : result.missing) out << "  (no calibration block for " << m << ")\n";
+  out << "\n" << ok << " of " << result.rows.size() << " calibration states right";
+  out << (result.exit_code() == 0 ? "" : " — calibration FAILED") << "\n";
+  return out.str();
+}
+
+}  // namespace kc::engine

@@ -1,0 +1,244 @@
+#include "engine/policy.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "kc/metrics.h"
+
+namespace kc::engine {
+
+namespace {
+
+std::string fmt_g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+/// Outputs of the call after the impl ran, in oracle order.
+std::vector<std::vector<double>> outputs_of(const PolicyInputs& in) {
+  std::vector<std::vector<double>> out;
+  for (const auto& name : in.oracle->output_names) out.push_back(in.outputs->t(name).to_doubles());
+  return out;
+}
+
+bool same_value(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b;
+}
+
+PolicyOutcome judge_nan(const PolicyInputs& in) {
+  PolicyOutcome o;
+  const NanPolicy declared = in.decl->nan;
+  const bool raised = in.status.code() == StatusCode::kKernelRaised;
+  if (raised) {
+    o.observed = "RAISE";
+    o.elements = 1;
+    o.pass = declared == NanPolicy::kRaise;
+    if (!o.pass) {
+      o.mismatches = 1;
+      o.signatures.push_back({"UNEXPECTED_RAISE", {}});
+      o.notes.push_back("the kernel raised on NaN/Inf input (" + in.status.message() + ") but declares nan = " +
+                        std::string(enum_name(nan_policy_table(), declared)));
+    }
+    return o;
+  }
+  std::int64_t swallowed = 0, introduced = 0, inf_sign = 0, nan_out = 0;
+  const auto got = outputs_of(in);
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    const auto& ref = in.oracle->outputs[k];
+    for (std::size_t i = 0; i < got[k].size() && i < ref.size(); ++i) {
+      const double g = got[k][i], r = ref[i];
+      ++o.elements;
+      nan_out += std::isnan(g);
+      if (std::isnan(r)) {
+        swallowed += !std::isnan(g);
+      } else if (std::isinf(r)) {
+        if (std::isnan(g)) ++introduced;
+        else if (std::isinf(g) && g != r) ++inf_sign;
+        else if (!std::isinf(g)) ++swallowed;
+      } else if (!std::isfinite(g)) {
+        ++introduced;
+      }
+    }
+  }
+  o.observed = (swallowed > 0 && introduced == 0) ? "MASK" : "IEEE_PROPAGATE";
+  switch (declared) {
+    case NanPolicy::kRaise:
+      o.pass = false;
+      o.mismatches = 1;
+      o.signatures.push_back({"MISSING_RAISE", {}});
+      o.notes.push_back("NaN/Inf inputs were accepted silently by a kernel that declares nan = RAISE");
+      break;
+    case NanPolicy::kMask:
+      o.mismatches = nan_out;
+      o.pass = nan_out == 0;
+      if (!o.pass) {
+        o.signatures.push_back({"NAN_INTRODUCED", {std::to_string(nan_out)}});
+        o.notes.push_back(std::to_string(nan_out) + " NaN outputs from a kernel that declares nan = MASK");
+      }
+      break;
+    case NanPolicy::kIeeePropagate:
+      o.mismatches = swallowed + introduced + inf_sign;
+      o.pass = o.mismatches == 0;
+      if (swallowed) {
+        o.signatures.push_back({"NAN_SWALLOWED", {std::to_string(swallowed)}});
+        o.notes.push_back(std::to_string(swallowed) +
+                          " outputs are finite where IEEE 754 propagation gives NaN or Inf");
+      }
+      if (introduced) {
+        o.signatures.push_back({"NAN_INTRODUCED", {std::to_string(introduced)}});
+        o.notes.push_back(std::to_string(introduced) + " outputs are NaN/Inf where IEEE 754 gives a finite value");
+      }
+      if (inf_sign) {
+        o.signatures.push_back({"INF_SIGN", {std::to_string(inf_sign)}});
+        o.notes.push_back(std::to_string(inf_sign) + " infinite outputs carry the wrong sign");
+      }
+      break;
+  }
+  return o;
+}
+
+/// Copy of the call with every subnormal (in its storage format) replaced by a signed zero.
+Call flush_inputs(const Call& call) {
+  Call c = call;
+  for (std::size_t k = 0; k < c.tensors.size(); ++k) {
+    if (c.roles[k] == Role::kOut) continue;
+    Tensor& t = c.tensors[k];
+    const auto& info = dtype_info(t.dtype());
+    if (!info.is_float) continue;
+    for (std::int64_t i = 0; i < t.storage_elems(); ++i) {
+      const double v = t.load(i);
+      if (v != 0 && std::fabs(v) < info.min_normal) t.store(i, std::signbit(v) ? -0.0 : 0.0);
+    }
+  }
+  return c;
+}
+
+PolicyOutcome judge_denormal(const PolicyInputs& in) {
+  PolicyOutcome o;
+  const auto got = outputs_of(in);
+  auto ftz_or = in.op->oracle(flush_inputs(*in.inputs), in.options);
+  double d_ieee = 0, d_ftz = 0, spread = 0;
+  std::int64_t subnormal_results = 0;
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    const DType dt = in.outputs->t(in.oracle->output_names[k]).dtype();
+    const double tiny = dtype_info(dt).min_normal;
+    for (std::size_t i = 0; i < got[k].size(); ++i) {
+      const double ieee = round_to(in.oracle->outputs[k][i], dt);
+      double ftz = ftz_or.ok() ? round_to(ftz_or->outputs[k][i], dt) : ieee;
+      if (std::fabs(ftz) < tiny) ftz = std::signbit(ftz) ? -0.0 : 0.0;  // flush subnormal results too
+      subnormal_results += ieee != 0 && std::fabs(ieee) < tiny;
+      const double g = got[k][i];
+      ++o.elements;
+      if (!std::isfinite(g)) {
+        d_ieee += HUGE_VAL;
+        d_ftz += HUGE_VAL;
+        continue;
+      }
+      d_ieee += std::fabs(g - ieee);
+      d_ftz += std::fabs(g - ftz);
+      spread += std::fabs(ieee - ftz);
+    }
+  }
+  const bool declared_ieee = in.decl->denormal == DenormalPolicy::kIeee;
+  const std::string declared(enum_name(denormal_policy_table(), in.decl->denormal));
+  if (spread == 0) {
+    o.observed = "INCONCLUSIVE";
+    o.notes.push_back("the probe produced no subnormal input or result that IEEE and FTZ/DAZ treat differently");
+    return o;
+  }
+  // The observed class is the reference the output is clearly closer to.
+  if (d_ftz < d_ieee && d_ftz <= 0.5 * spread) o.observed = "FTZ";
+  else if (d_ieee < d_ftz && d_ieee <= 0.5 * spread) o.observed = "IEEE";
+  else o.observed = "NEITHER";
+  o.notes.push_back("distance to the IEEE reference " + fmt_g(d_ieee) + ", to the FTZ/DAZ reference " +
+                    fmt_g(d_ftz) + " (they differ by " + fmt_g(spread) + "; " + std::to_string(subnormal_results) +
+                    " subnormal results under IEEE)");
+  if (o.observed == "IEEE") {
+    o.pass = declared_ieee;
+    if (!o.pass) o.signatures.push_back({"IEEE_OBSERVED", {}});
+  } else if (o.observed == "FTZ") {
+    o.pass = !declared_ieee;
+    if (!o.pass) o.signatures.push_back({"FTZ_OBSERVED", {}});
+  } else {
+    o.pass = false;
+  }
+  if (!o.pass) {
+    o.mismatches = 1;
+    o.notes.insert(o.notes.begin(), "subnormal handling observed: " + o.observed + "; declared denormal = " + declared);
+  }
+  return o;
+}
+
+PolicyOutcome judge_oob(const PolicyInputs& in) {
+  PolicyOutcome o;
+  const OobPolicy declared = in.decl->oob;
+  OracleOptions opt = in.options;
+  opt.oob = OobPolicy::kRaise;
+  auto raise_or = in.op->oracle(*in.inputs, opt);
+  if (!raise_or.ok() || !raise_or->raises) {
+    o.observed = "INCONCLUSIVE";
+    o.notes.push_back("no index was out of range in this input");
+    return o;
+  }
+  o.elements = 1;
+  const bool raised = in.status.code() == StatusCode::kKernelRaised;
+  std::string shown;
+  if (raised) {
+    o.observed = "RAISE";
+  } else {
+    const auto got = outputs_of(in);
+    for (OobPolicy p : {OobPolicy::kClamp, OobPolicy::kZero}) {
+      opt.oob = p;
+      auto ref = in.op->oracle(*in.inputs, opt);
+      if (!ref.ok()) continue;
+      bool all = true;
+      for (std::size_t k = 0; k < got.size() && all; ++k)
+        for (std::size_t i = 0; i < got[k].size() && all; ++i) all = same_value(got[k][i], ref->outputs[k][i]);
+      if (all) {
+        o.observed = std::string(enum_name(oob_policy_table(), p));
+        break;
+      }
+      if (p == OobPolicy::kClamp && shown.empty()) {
+        // Show the first element that differs from the clamped answer: what came back for an OOB index.
+        for (std::size_t k = 0; k < got.size() && shown.empty(); ++k)
+          for (std::size_t i = 0; i < got[k].size(); ++i) {
+            if (same_value(got[k][i], ref->outputs[k][i])) continue;
+            shown = "output '" + in.oracle->output_names[k] + "'[" + std::to_string(i) + "] = " + fmt_g(got[k][i]) +
+                    " (CLAMP would give " + fmt_g(ref->outputs[k][i]) + ", ZERO 0)";
+            break;
+          }
+      }
+    }
+    if (o.observed.empty()) o.observed = "NONE";
+  }
+  const std::string declared_name(enum_name(oob_policy_table(), declared));
+  if (declared == OobPolicy::kUndefined) {
+    o.notes.push_back("declared UNDEFINED: no promise; observed " + o.observed);
+    return o;
+  }
+  o.pass = o.observed == declared_name;
+  if (o.pass) return o;
+  o.mismatches = 1;
+  if (o.observed == "NONE") {
+    o.signatures.push_back({"OOB_UNDECLARED", {"matches none of RAISE/CLAMP/ZERO"}});
+    o.notes.push_back("undeclared policy: out-of-range indices returned values that match none of RAISE, CLAMP, "
+                      "ZERO (declared " + declared_name + "); " + shown);
+  } else {
+    o.signatures.push_back({"OOB_POLICY", {o.observed}});
+    o.notes.push_back("out-of-range indices behave as " + o.observed + " but the kernel declares oob = " + declared_name);
+  }
+  return o;
+}
+
+}  // namespace
+
+Result<PolicyOutcome> judge_policy(const std::string& policy, const PolicyInputs& in) {
+  if (policy == "nan") return judge_nan(in);
+  if (policy == "denormal") return judge_denormal(in);
+  if (policy == "oob") return judge_oob(in);
+  return invalid_argument("no judge for declared_policy '" + policy + "' (nan | denormal | oob | determinism)");
+}
+
+}  // namespace kc::engine
