@@ -18,7 +18,8 @@ Status Impl::can_implement(const Call& call) const {
     return unimplemented(d.name + " implements " + d.op + ", not " + call.op);
   }
   if (std::find(d.dtypes.begin(), d.dtypes.end(), call.config.dtype) == d.dtypes.end()) {
-    return unimplemented(d.name + " does not support " + std::string(dtype_name(call.config.dtype)));
+    return unimplemented(d.name + " does not support " +
+                         std::string(dtype_name(call.config.dtype)));
   }
   return ok_status();
 }

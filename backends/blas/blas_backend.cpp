@@ -4,6 +4,7 @@
 #include <climits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "blas_library.h"
@@ -29,7 +30,8 @@ Status check_f32(const Call& call, const char* name) {
   if (!call.has(name)) return invalid_argument(std::string("call has no tensor '") + name + "'");
   if (call.t(name).dtype() != DType::kF32) {
     return unimplemented(std::string("tensor ") + name + " is " +
-                         std::string(dtype_name(call.t(name).dtype())) + ", BLAS s-routines take FP32");
+                         std::string(dtype_name(call.t(name).dtype())) +
+                         ", BLAS s-routines take FP32");
   }
   return ok_status();
 }
@@ -53,10 +55,11 @@ Result<MatrixArg> matrix_arg(const Tensor& t, const char* name, std::int64_t row
   std::int64_t ld = t.strides()[0];
   const std::int64_t min_ld = std::max<std::int64_t>(1, cols);
   if (ld < min_ld) {
-    // With at most one row the leading dimension is never used to step.
-    if (rows > 1) {
-      return unimplemented(std::string(name) + " leading dimension " + std::to_string(ld) +
-                           " < " + std::to_string(min_ld));
+    // With at most one row, or no columns, the leading dimension never steps
+    // through memory; BLAS still wants it >= max(1, cols).
+    if (rows > 1 && cols > 0) {
+      return unimplemented(std::string(name) + " leading dimension " + std::to_string(ld) + " < " +
+                           std::to_string(min_ld));
     }
     ld = min_ld;
   }
@@ -123,8 +126,10 @@ Status run_sgemm(const BlasLibrary& lib, Call& call) {
   if (c.rank() != 2 || a.rank() != 2) return invalid_argument("A and C must be rank 2");
   const std::int64_t m = c.dim(0), n = c.dim(1);
   const std::int64_t k = ta == 'N' ? a.dim(1) : a.dim(0);
-  KC_ASSIGN_OR_RETURN(MatrixArg am, ta == 'N' ? matrix_arg(a, "A", m, k) : matrix_arg(a, "A", k, m));
-  KC_ASSIGN_OR_RETURN(MatrixArg bm, tb == 'N' ? matrix_arg(b, "B", k, n) : matrix_arg(b, "B", n, k));
+  KC_ASSIGN_OR_RETURN(MatrixArg am,
+                      ta == 'N' ? matrix_arg(a, "A", m, k) : matrix_arg(a, "A", k, m));
+  KC_ASSIGN_OR_RETURN(MatrixArg bm,
+                      tb == 'N' ? matrix_arg(b, "B", k, n) : matrix_arg(b, "B", n, k));
   KC_ASSIGN_OR_RETURN(MatrixArg cm, matrix_arg(c, "C", m, n));
   KC_ASSIGN_OR_RETURN(FortranInt m32, to_fortran_int(m, "M"));
   KC_ASSIGN_OR_RETURN(FortranInt n32, to_fortran_int(n, "N"));
@@ -185,7 +190,7 @@ struct Routine {
   const char* suffix;
   const char* op;
   RunFn run;
-  bool accumulates;  ///< has an accumulator to declare (isamax only compares)
+  bool accumulates;  ///< has a sum whose precision to declare (scal and iamax do not)
   const char* description;
 };
 
@@ -200,10 +205,12 @@ constexpr Routine kRoutines[] = {
 
 class BlasImpl final : public Impl {
  public:
-  BlasImpl(std::shared_ptr<const BlasLibrary> lib, const Routine& routine)
-      : lib_(std::move(lib)), run_(routine.run) {
+  /// threads > 0 pins the library's thread count for the duration of run().
+  BlasImpl(std::shared_ptr<const BlasLibrary> lib, const Routine& routine, int threads = 0)
+      : lib_(std::move(lib)), run_(routine.run), threads_(threads) {
     const BlasLibrarySpec& spec = lib_->spec();
     decl_.name = spec.name + "." + routine.suffix;
+    if (threads_ > 0) decl_.name += "_t" + std::to_string(threads_);
     decl_.op = routine.op;
     decl_.backend = spec.name;
     decl_.dtypes = {DType::kF32};
@@ -215,16 +222,36 @@ class BlasImpl final : public Impl {
     decl_.denormal = DenormalPolicy::kIeee;
     decl_.source = spec.source;
     decl_.description = std::string(routine.description) + " — " + spec.description;
+    if (threads_ > 0) {
+      decl_.description += ", " + std::to_string(threads_) + " thread(s)";
+      // One thread: one fixed summation order, whatever the library's default.
+      if (threads_ == 1) decl_.determinism = Determinism::kBitwise;
+    }
   }
 
   const Declaration& declaration() const override { return decl_; }
-  Status run(Call& call) const override { return run_(*lib_, call); }
+
+  Status run(Call& call) const override {
+    if (threads_ <= 0) return run_(*lib_, call);
+    // The knob is process-wide; kc runs one kernel at a time in a worker, and
+    // the previous setting is restored so other impls see the default.
+    const std::int64_t previous = lib_->threads();
+    lib_->set_threads(threads_);
+    Status s = run_(*lib_, call);
+    lib_->set_threads(previous);
+    return s;
+  }
 
  private:
   std::shared_ptr<const BlasLibrary> lib_;
   RunFn run_;
+  int threads_;
   Declaration decl_;
 };
+
+// Thread-pinned variants of sgemm, for libraries with a thread knob.
+constexpr int kPinnedThreads[] = {1, 2};
+static_assert(std::string_view(kRoutines[0].suffix) == "sgemm");
 
 class BlasBackend final : public Backend {
  public:
@@ -252,6 +279,10 @@ class BlasBackend final : public Backend {
     if (!lib_) return {};
     if (impls_.empty()) {
       for (const Routine& r : kRoutines) impls_.push_back(std::make_shared<BlasImpl>(lib_, r));
+      if (lib_->has_thread_knob()) {
+        for (int t : kPinnedThreads)
+          impls_.push_back(std::make_shared<BlasImpl>(lib_, kRoutines[0], t));
+      }
     }
     return impls_;
   }

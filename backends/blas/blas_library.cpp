@@ -63,16 +63,19 @@ Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::open(const BlasLibrarySp
     lib->sscal = lookup<SscalFn>(handle, "sscal_");
     lib->isamax = lookup<IsamaxFn>(handle, "isamax_");
     if (!lib->sgemm || !lib->sdot || !lib->sasum || !lib->snrm2 || !lib->sscal || !lib->isamax) {
-      tried += path + ": missing a Fortran BLAS symbol (sgemm_, sdot_, sasum_, snrm2_, sscal_, "
+      tried += path +
+               ": missing a Fortran BLAS symbol (sgemm_, sdot_, sasum_, snrm2_, sscal_, "
                "isamax_)";
       // Not a BLAS for us; nothing of it has run yet, so unloading is safe.
       dlclose(handle);
       continue;
     }
     if (spec.flavor == BlasFlavor::kOpenBlas) {
-      lib->set_num_threads = lookup<SetThreadsFn>(handle, "openblas_set_num_threads");
+      lib->set_threads_ = dlsym(handle, "openblas_set_num_threads");
+      lib->get_threads_ = dlsym(handle, "openblas_get_num_threads");
     } else if (spec.flavor == BlasFlavor::kBlis) {
-      lib->set_num_threads = lookup<SetThreadsFn>(handle, "bli_thread_set_num_threads");
+      lib->set_threads_ = dlsym(handle, "bli_thread_set_num_threads");
+      lib->get_threads_ = dlsym(handle, "bli_thread_get_num_threads");
     }
     lib->version_ = lib->describe_version();
     // The handle is never dlclose'd: OpenBLAS and BLIS start thread pools whose
@@ -84,6 +87,25 @@ Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::open(const BlasLibrarySp
 }
 
 void* BlasLibrary::symbol(const char* name) const { return dlsym(handle_, name); }
+
+// openblas.h: void openblas_set_num_threads(int); int openblas_get_num_threads(void).
+// blis.h: void bli_thread_set_num_threads(dim_t); dim_t bli_thread_get_num_threads(void),
+// with dim_t = int64_t in Debian's build.
+std::int64_t BlasLibrary::threads() const {
+  if (!has_thread_knob()) return 0;
+  if (spec_.flavor == BlasFlavor::kBlis)
+    return reinterpret_cast<std::int64_t (*)()>(get_threads_)();
+  return reinterpret_cast<int (*)()>(get_threads_)();
+}
+
+void BlasLibrary::set_threads(std::int64_t n) const {
+  if (!has_thread_knob()) return;
+  if (spec_.flavor == BlasFlavor::kBlis) {
+    reinterpret_cast<void (*)(std::int64_t)>(set_threads_)(n);
+  } else {
+    reinterpret_cast<void (*)(int)>(set_threads_)(static_cast<int>(n));
+  }
+}
 
 std::string BlasLibrary::describe_version() const {
   switch (spec_.flavor) {

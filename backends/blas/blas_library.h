@@ -26,23 +26,21 @@ using FortranInt = std::int32_t;
 using SgemmFn = void (*)(const char* transa, const char* transb, const FortranInt* m,
                          const FortranInt* n, const FortranInt* k, const float* alpha,
                          const float* a, const FortranInt* lda, const float* b,
-                         const FortranInt* ldb, const float* beta, float* c,
-                         const FortranInt* ldc, std::size_t transa_len, std::size_t transb_len);
+                         const FortranInt* ldb, const float* beta, float* c, const FortranInt* ldc,
+                         std::size_t transa_len, std::size_t transb_len);
 using SdotFn = float (*)(const FortranInt* n, const float* x, const FortranInt* incx,
                          const float* y, const FortranInt* incy);
 using SasumFn = float (*)(const FortranInt* n, const float* x, const FortranInt* incx);
 using Snrm2Fn = float (*)(const FortranInt* n, const float* x, const FortranInt* incx);
-using SscalFn = void (*)(const FortranInt* n, const float* alpha, float* x,
-                         const FortranInt* incx);
+using SscalFn = void (*)(const FortranInt* n, const float* alpha, float* x, const FortranInt* incx);
 using IsamaxFn = FortranInt (*)(const FortranInt* n, const float* x, const FortranInt* incx);
-using SetThreadsFn = void (*)(int);
 
 /// How the version of a library is discovered once it is loaded.
 enum class BlasFlavor { kOpenBlas, kBlis, kNetlib };
 
 /// Everything that differs between the three libraries: data, not code.
 struct BlasLibrarySpec {
-  std::string name;                     ///< backend name: "openblas"
+  std::string name;  ///< backend name: "openblas"
   BlasFlavor flavor = BlasFlavor::kNetlib;
   std::string env_var;                  ///< overrides the candidates: "KC_OPENBLAS_LIB"
   std::vector<std::string> candidates;  ///< tried in order
@@ -74,8 +72,14 @@ class BlasLibrary {
   Snrm2Fn snrm2 = nullptr;
   SscalFn sscal = nullptr;
   IsamaxFn isamax = nullptr;
-  /// openblas_set_num_threads / bli_thread_set_num_threads; nullptr when absent.
-  SetThreadsFn set_num_threads = nullptr;
+
+  /// Whether the library has a runtime thread-count knob
+  /// (openblas_set_num_threads, bli_thread_set_num_threads).
+  bool has_thread_knob() const { return set_threads_ && get_threads_; }
+  /// The library's current thread setting; 0 when it has no knob.
+  std::int64_t threads() const;
+  /// Sets the library's process-wide thread count (no-op without a knob).
+  void set_threads(std::int64_t n) const;
 
  private:
   BlasLibrary() = default;
@@ -85,6 +89,10 @@ class BlasLibrary {
   std::string path_;
   std::string version_;
   void* handle_ = nullptr;
+  // The knobs differ in integer type (OpenBLAS int, BLIS dim_t = int64_t), so
+  // they are kept untyped and cast by flavor in threads()/set_threads().
+  void* set_threads_ = nullptr;
+  void* get_threads_ = nullptr;
 };
 
 /// The three built-in library specs (candidate paths for Debian 12 x86_64).

@@ -173,8 +173,9 @@ struct LoadedPlugin {
 };
 
 Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle> lib) {
-  if (!p) return unavailable("kc_plugin_init returned NULL (plugin refused host ABI " +
-                             std::to_string(KC_PLUGIN_ABI_VERSION) + ")");
+  if (!p)
+    return unavailable("kc_plugin_init returned NULL (plugin refused host ABI " +
+                       std::to_string(KC_PLUGIN_ABI_VERSION) + ")");
   if (p->abi_version != KC_PLUGIN_ABI_VERSION) {
     return unavailable("plugin was built against ABI " + std::to_string(p->abi_version) +
                        ", host speaks ABI " + std::to_string(KC_PLUGIN_ABI_VERSION));
@@ -189,7 +190,8 @@ Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle>
                 std::to_string(p->abi_version);
   for (int32_t i = 0; i < p->num_impls; ++i) {
     const kc_impl_desc& d = p->impls[i];
-    const std::string where = "impl #" + std::to_string(i) + (d.name ? std::string(" '") + d.name + "'" : "");
+    const std::string where =
+        "impl #" + std::to_string(i) + (d.name ? std::string(" '") + d.name + "'" : "");
     if (!d.name || !*d.name || !d.op || !*d.op || !d.run) {
       return invalid_argument(where + ": name, op and run are required");
     }
@@ -218,7 +220,8 @@ Result<LoadedPlugin> load(const PluginSource& src) {
   auto init = reinterpret_cast<kc_plugin_init_fn>(dlsym(h, KC_PLUGIN_INIT_SYMBOL));
   if (!init) {
     const char* e = dlerror();
-    return unavailable(std::string("no symbol ") + KC_PLUGIN_INIT_SYMBOL + (e ? std::string(": ") + e : ""));
+    return unavailable(std::string("no symbol ") + KC_PLUGIN_INIT_SYMBOL +
+                       (e ? std::string(": ") + e : ""));
   }
   return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib));
 }

@@ -49,6 +49,14 @@ struct ImplGrade {
   std::string summary;
 };
 std::vector<ImplGrade> grade(const engine::CheckResult& result);
+/// Roll-up of one backend: the worst level of its impls (docs/grading.md).
+struct BackendGrade {
+  std::string backend;
+  std::string level;
+  int impls = 0;
+  std::string summary;  ///< "3 impls: 1 violating, 2 conforming"
+};
+std::vector<BackendGrade> grade_backends(const std::vector<ImplGrade>& impls);
 /// Contracts × impls matrix, one cell per verdict (and signature).
 std::string render_matrix(const engine::CheckResult& result, bool color);
 

@@ -1,5 +1,6 @@
 #include "report/common.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 
 namespace kc::report {
 
@@ -34,6 +36,15 @@ std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown";
   return buf;
+}
+
+void fsync_parent_dir(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
 }
 
 void write_case(JsonWriter& w, const engine::CaseResult& c) {
@@ -122,13 +133,10 @@ VerdictCounts count_verdicts(const engine::CheckResult& result) {
 
 std::string summary_line(const VerdictCounts& k) {
   using engine::Verdict;
-  std::string s = std::to_string(k[Verdict::kConforming]) + " conforming, " +
-                  std::to_string(k[Verdict::kViolation]) + " violation, " +
-                  std::to_string(k[Verdict::kNotApplicable]) + " not_applicable, " +
-                  std::to_string(k[Verdict::kSkipped]) + " skipped, " + std::to_string(k[Verdict::kError]) +
-                  " error";
-  if (k[Verdict::kUnderSpecified] > 0)
-    s += ", " + std::to_string(k[Verdict::kUnderSpecified]) + " under_specified";
+  std::string s = std::to_string(k[Verdict::kConforming]) + " conforming, " + std::to_string(k[Verdict::kViolation]) +
+                  " violation, " + std::to_string(k[Verdict::kNotApplicable]) + " not_applicable, " +
+                  std::to_string(k[Verdict::kSkipped]) + " skipped, " + std::to_string(k[Verdict::kError]) + " error";
+  if (k[Verdict::kUnderSpecified] > 0) s += ", " + std::to_string(k[Verdict::kUnderSpecified]) + " under_specified";
   return s;
 }
 
@@ -162,12 +170,16 @@ std::string pad_right(std::string_view s, std::size_t width) {
 
 std::string_view verdict_color(engine::Verdict v) {
   switch (v) {
-    case engine::Verdict::kConforming: return "\033[32m";
+    case engine::Verdict::kConforming:
+      return "\033[32m";
     case engine::Verdict::kViolation:
-    case engine::Verdict::kError: return "\033[31m";
-    case engine::Verdict::kUnderSpecified: return "\033[33m";
+    case engine::Verdict::kError:
+      return "\033[31m";
+    case engine::Verdict::kUnderSpecified:
+      return "\033[33m";
     case engine::Verdict::kNotApplicable:
-    case engine::Verdict::kSkipped: return "\033[90m";
+    case engine::Verdict::kSkipped:
+      return "\033[90m";
   }
   return "";
 }
@@ -182,6 +194,113 @@ std::string short_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
+}
+
+}  // namespace kc::report
+
+namespace kc::report {
+
+std::vector<std::string> case_details(const engine::CaseResult& c) {
+  std::vector<std::string> out;
+  const engine::Evidence& e = c.evidence;
+  if (!e.metric.empty() || e.elements > 0) {
+    std::string s = (e.metric.empty() ? std::string("metric") : e.metric) + ": max " + short_number(e.max) + ", p99 " +
+                    short_number(e.p99) + ", mean " + short_number(e.mean) + "; " + std::to_string(e.failures) +
+                    " of " + std::to_string(e.elements) + " failed";
+    if (!e.tolerance.empty()) s += "; tolerance " + e.tolerance;
+    out.push_back(std::move(s));
+  }
+  for (const auto& n : e.notes) out.push_back("- " + n);
+  if (e.worst) {
+    const engine::WorstElement& w = *e.worst;
+    std::string s = "worst: " + (w.output.empty() ? std::string("output") : w.output);
+    if (!w.position.empty()) {
+      s += " " + w.position;
+    } else if (w.index >= 0) {
+      s += " [" + std::to_string(w.index) + "]";
+    }
+    // Full precision: the exact value (65504, a NaN) is often the finding.
+    s += " = " + format_double(w.value) + " vs reference " + format_double(w.reference);
+    s += " (" + (e.metric.empty() ? std::string("metric") : e.metric) + " " + short_number(w.metric) + ")";
+    if (!w.config.empty()) s += " in " + w.config;
+    out.push_back(std::move(s));
+  }
+  if (!c.input_hash.empty()) out.push_back("seed " + seed_hex(c.seed) + ", input " + c.input_hash);
+  if (!c.repro.empty()) out.push_back("repro: " + c.repro);
+  return out;
+}
+
+std::string reason_without_signature(const engine::CaseResult& c) {
+  const std::string sig = signatures_text(c);
+  for (const std::string& prefix :
+       {sig + ": ", c.signatures.empty() ? std::string() : c.signatures.front().to_string() + ": "}) {
+    if (!sig.empty() && !prefix.empty() && c.reason.rfind(prefix, 0) == 0) return c.reason.substr(prefix.size());
+  }
+  return c.reason;
+}
+
+std::string seconds_text(double s) {
+  if (!std::isfinite(s)) return "0";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
+}
+
+int verdict_severity(engine::Verdict v) {
+  switch (v) {
+    case engine::Verdict::kViolation:
+      return 5;
+    case engine::Verdict::kError:
+      return 4;
+    case engine::Verdict::kUnderSpecified:
+      return 3;
+    case engine::Verdict::kSkipped:
+      return 2;
+    case engine::Verdict::kConforming:
+      return 1;
+    case engine::Verdict::kNotApplicable:
+      return 0;
+  }
+  return 0;
+}
+
+std::string_view verdict_glyph(engine::Verdict v) {
+  switch (v) {
+    case engine::Verdict::kConforming:
+      return "✓";
+    case engine::Verdict::kViolation:
+      return "✗";
+    case engine::Verdict::kError:
+      return "E";
+    case engine::Verdict::kUnderSpecified:
+      return "?";
+    case engine::Verdict::kSkipped:
+      return "s";
+    case engine::Verdict::kNotApplicable:
+      return "–";
+  }
+  return " ";
+}
+
+Grid build_grid(const engine::CheckResult& result) {
+  Grid g;
+  const auto index_of = [](std::vector<std::string>& names, const std::string& name, bool* added) {
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return i;
+    names.push_back(name);
+    *added = true;
+    return names.size() - 1;
+  };
+  for (const auto& c : result.cases) {
+    bool new_contract = false, new_impl = false;
+    const std::size_t ci = index_of(g.contracts, c.contract_id, &new_contract);
+    const std::size_t ii = index_of(g.impls, c.impl, &new_impl);
+    if (new_contract) g.at.emplace_back();
+    for (auto& row : g.at) row.resize(g.impls.size(), nullptr);
+    const engine::CaseResult*& cell = g.at[ci][ii];
+    if (cell == nullptr || verdict_severity(c.verdict) > verdict_severity(cell->verdict)) cell = &c;
+  }
+  return g;
 }
 
 }  // namespace kc::report

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kc/engine.h"
 #include "report/json_writer.h"
@@ -24,6 +25,10 @@ std::string seed_hex(std::uint64_t seed);
 std::string utc_timestamp();
 /// gethostname(), or "unknown".
 std::string host_name();
+
+/// fsync()s the directory holding path, so a newly created or renamed entry
+/// survives a crash. Best effort: failures are ignored (some filesystems refuse).
+void fsync_parent_dir(const std::string& path);
 
 /// "SATURATION(65504), NAN_SWALLOWED" (empty when there are none).
 std::string signatures_text(const engine::CaseResult& c, std::string_view sep = ", ");
@@ -55,5 +60,37 @@ std::string colorize(std::string_view text, std::string_view ansi, bool color);
 
 /// Short human form of a number: 3 significant digits ("65504", "3.21e+04", "0.000123").
 std::string short_number(double v);
+
+}  // namespace kc::report
+
+namespace kc::report {
+
+/// The reason without a leading "<signatures>: " (for places that already show
+/// the signatures next to it).
+std::string reason_without_signature(const engine::CaseResult& c);
+
+/// Seconds as text with millisecond resolution ("0.250"); 0 when not finite.
+std::string seconds_text(double s);
+
+/// Evidence lines for one case, shared by the terminal, JUnit and Markdown
+/// renderers: tolerance and statistics, each note, the worst element, the
+/// repro command ("repro: kc check ...") when there is one. No trailing newlines.
+std::vector<std::string> case_details(const engine::CaseResult& c);
+
+/// The contracts × impls grid of a result, in first-seen order. When a pair
+/// occurs more than once the most severe verdict wins.
+struct Grid {
+  std::vector<std::string> contracts;
+  std::vector<std::string> impls;
+  std::vector<std::vector<const engine::CaseResult*>> at;  ///< [contract][impl], may be null
+};
+Grid build_grid(const engine::CheckResult& result);
+
+/// How bad a verdict is, for picking the worst: violation > error >
+/// under_specified > skipped > conforming > not_applicable.
+int verdict_severity(engine::Verdict v);
+
+/// One-column glyph of a verdict: ✓ ✗ E ? s –.
+std::string_view verdict_glyph(engine::Verdict v);
 
 }  // namespace kc::report

@@ -7,15 +7,12 @@
 
 namespace kc::report {
 
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = b(i);
   std::size_t n = 0;
   std::uint32_t cp = 0;
+  if (c < 0x80) return 1;
   if (c >= 0xC2 && c <= 0xDF) {
     n = 2;
     cp = c & 0x1F;
@@ -38,8 +35,6 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   return n;
 }
 
-}  // namespace
-
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
@@ -47,13 +42,27 @@ void append_json_string(std::string& out, std::string_view s) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
         default:
           if (c < 0x20) {
             out += "\\u00";

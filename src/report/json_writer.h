@@ -11,6 +11,11 @@
 
 namespace kc::report {
 
+/// Length of the valid UTF-8 sequence that starts at s[i], or 0 when the byte
+/// there does not start one (overlong forms, surrogates and code points above
+/// U+10FFFF are invalid). ASCII bytes give 1.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+
 /// Appends s to out as a JSON string literal (with quotes). `"` and `\` are
 /// escaped, control characters become \n, \t, ... or \u00XX, valid UTF-8 passes
 /// through unchanged and each byte of an invalid UTF-8 sequence becomes \ufffd,
@@ -48,8 +53,7 @@ class JsonWriter {
   /// "nan" (JSON has no non-finite numbers).
   JsonWriter& value(double d);
   template <std::integral I>
-    requires(!std::same_as<I, bool>)
-  JsonWriter& value(I v) {
+  requires(!std::same_as<I, bool>) JsonWriter& value(I v) {
     before_value();
     out_ += std::to_string(v);
     return *this;

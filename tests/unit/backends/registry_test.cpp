@@ -101,7 +101,9 @@ TEST(BuiltinBackends, OneTableInDocumentedOrder) {
       EXPECT_FALSE(info.available);
       EXPECT_EQ(info.reason, "no --plugin given");
     }
-    if (!info.available) EXPECT_FALSE(info.reason.empty()) << info.name;
+    if (!info.available) {
+      EXPECT_FALSE(info.reason.empty()) << info.name;
+    }
   }
   // Registering the table twice into one registry is a duplicate.
   EXPECT_FALSE(register_builtin_backends(r).ok());

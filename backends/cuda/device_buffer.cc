@@ -1,0 +1,182 @@
+#include "device_buffer.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "cuda_status.h"
+
+namespace kc::backends::cuda {
+
+std::uint8_t canary_byte(std::size_t i, bool back) {
+  // An LCG-style mix: no run of repeated bytes, no zero bytes, and not 0xFF
+  // (the NaN poison), so neither a memset nor a poison fill can pass for it.
+  std::uint32_t x =
+      static_cast<std::uint32_t>(i) * 2654435761u + (back ? 0x9E3779B9u : 0x7F4A7C15u);
+  x ^= x >> 15;
+  std::uint8_t b = static_cast<std::uint8_t>(x & 0xFF);
+  if (b == 0x00 || b == 0xFF) b = 0xA5;
+  return b;
+}
+
+namespace {
+
+std::vector<std::uint8_t> band_pattern(bool back) {
+  std::vector<std::uint8_t> p(kGuardBytes);
+  for (std::size_t i = 0; i < kGuardBytes; ++i) p[i] = canary_byte(i, back);
+  return p;
+}
+
+const std::vector<std::uint8_t>& front_pattern() {
+  static const std::vector<std::uint8_t> p = band_pattern(false);
+  return p;
+}
+const std::vector<std::uint8_t>& back_pattern() {
+  static const std::vector<std::uint8_t> p = band_pattern(true);
+  return p;
+}
+
+}  // namespace
+
+GuardedBuffer::GuardedBuffer(GuardedBuffer&& other) noexcept
+    : base_(std::exchange(other.base_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      name_(std::move(other.name_)) {}
+
+GuardedBuffer& GuardedBuffer::operator=(GuardedBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    base_ = std::exchange(other.base_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    name_ = std::move(other.name_);
+  }
+  return *this;
+}
+
+GuardedBuffer::~GuardedBuffer() { release(); }
+
+void GuardedBuffer::release() {
+  // A failed free (e.g. after a sticky error) leaks nothing we could recover.
+  if (base_) (void)cudaFree(base_);
+  base_ = nullptr;
+}
+
+Result<GuardedBuffer> GuardedBuffer::allocate(std::size_t bytes, std::string name) {
+  GuardedBuffer buf;
+  buf.name_ = std::move(name);
+  buf.bytes_ = bytes;
+  void* p = nullptr;
+  KC_RETURN_IF_ERROR(cuda_status(cudaMalloc(&p, bytes + 2 * kGuardBytes),
+                                 "cudaMalloc for device buffer '" + buf.name_ + "'"));
+  buf.base_ = static_cast<std::byte*>(p);
+  KC_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(buf.base_, front_pattern().data(), kGuardBytes, cudaMemcpyHostToDevice));
+  KC_CUDA_RETURN_IF_ERROR(cudaMemcpy(buf.base_ + kGuardBytes + bytes, back_pattern().data(),
+                                     kGuardBytes, cudaMemcpyHostToDevice));
+  return buf;
+}
+
+Status GuardedBuffer::upload(const void* host, std::size_t bytes) {
+  bytes = std::min(bytes, bytes_);
+  if (bytes == 0) return ok_status();
+  return cuda_status(cudaMemcpy(data(), host, bytes, cudaMemcpyHostToDevice),
+                     "upload of '" + name_ + "'");
+}
+
+Status GuardedBuffer::download(void* host, std::size_t bytes) const {
+  bytes = std::min(bytes, bytes_);
+  if (bytes == 0) return ok_status();
+  return cuda_status(cudaMemcpy(host, data(), bytes, cudaMemcpyDeviceToHost),
+                     "download of '" + name_ + "'");
+}
+
+Status GuardedBuffer::fill(std::uint8_t byte) {
+  if (bytes_ == 0) return ok_status();
+  return cuda_status(cudaMemset(data(), byte, bytes_), "fill of '" + name_ + "'");
+}
+
+Status GuardedBuffer::fill_2d(std::uint8_t byte, std::size_t pitch, std::size_t row_bytes,
+                              std::size_t rows) {
+  if (rows == 0 || row_bytes == 0) return ok_status();
+  KC_CHECK(pitch >= row_bytes && (rows - 1) * pitch + row_bytes <= bytes_);
+  return cuda_status(cudaMemset2D(data(), pitch, byte, row_bytes, rows), "fill of '" + name_ + "'");
+}
+
+Status GuardedBuffer::check_guards() const {
+  if (!base_) return ok_status();
+  std::vector<std::uint8_t> got(kGuardBytes);
+  for (bool back : {false, true}) {
+    const std::byte* band = back ? base_ + kGuardBytes + bytes_ : base_;
+    KC_RETURN_IF_ERROR(
+        cuda_status(cudaMemcpy(got.data(), band, kGuardBytes, cudaMemcpyDeviceToHost),
+                    "reading the canaries of '" + name_ + "'"));
+    const std::vector<std::uint8_t>& want = back ? back_pattern() : front_pattern();
+    std::size_t changed = 0, first = kGuardBytes, last = 0;
+    for (std::size_t i = 0; i < kGuardBytes; ++i) {
+      if (got[i] != want[i]) {
+        ++changed;
+        first = std::min(first, i);
+        last = i;
+      }
+    }
+    if (changed == 0) continue;
+    std::string where;
+    if (back) {
+      where = "after device buffer '" + name_ + "' (" + std::to_string(bytes_) +
+              " bytes): bytes +" + std::to_string(first) + " to +" + std::to_string(last) +
+              " past the end";
+    } else {
+      where = "before device buffer '" + name_ + "': bytes -" +
+              std::to_string(kGuardBytes - first) + " to -" + std::to_string(kGuardBytes - last) +
+              " before the start";
+    }
+    return internal_error("GUARD_VIOLATION: canary overwritten " + where + ", " +
+                          std::to_string(changed) + " of " + std::to_string(kGuardBytes) +
+                          " canary bytes changed");
+  }
+  return ok_status();
+}
+
+Result<DeviceTensor> to_device(const std::string& name, Tensor& host, bool poison_output,
+                               bool copy_back) {
+  DeviceTensor dt;
+  dt.name = name;
+  dt.host = &host;
+  dt.copy_back = copy_back;
+  KC_ASSIGN_OR_RETURN(dt.buffer, GuardedBuffer::allocate(host.nbytes(), name));
+  KC_RETURN_IF_ERROR(dt.buffer.upload(host.raw(), host.nbytes()));
+  if (!poison_output || host.numel() == 0) return dt;
+  const std::size_t esize = static_cast<std::size_t>(dtype_info(host.dtype()).storage_bytes);
+  if (host.storage_elems() == host.numel()) {
+    KC_RETURN_IF_ERROR(dt.buffer.fill(0xFF));
+  } else if (host.rank() == 2 && host.strides()[1] == 1 && host.strides()[0] >= host.dim(1)) {
+    KC_RETURN_IF_ERROR(dt.buffer.fill_2d(0xFF, static_cast<std::size_t>(host.strides()[0]) * esize,
+                                         static_cast<std::size_t>(host.dim(1)) * esize,
+                                         static_cast<std::size_t>(host.dim(0))));
+  } else {
+    return unimplemented("output '" + name + "' has layout " + host.shape_string() +
+                         " with strides the cuda backend cannot pre-fill");
+  }
+  return dt;
+}
+
+Status finish(std::vector<DeviceTensor>& tensors) {
+  for (const DeviceTensor& t : tensors) KC_RETURN_IF_ERROR(t.buffer.check_guards());
+  std::vector<std::byte> now;
+  for (const DeviceTensor& t : tensors) {
+    if (t.copy_back) continue;
+    now.resize(t.host->nbytes());
+    KC_RETURN_IF_ERROR(t.buffer.download(now.data(), now.size()));
+    if (!std::equal(now.begin(), now.end(), t.host->raw())) {
+      return internal_error("GUARD_VIOLATION: input '" + t.name +
+                            "' was modified on the device by a kernel that declares it read-only");
+    }
+  }
+  for (DeviceTensor& t : tensors) {
+    if (t.copy_back) KC_RETURN_IF_ERROR(t.buffer.download(t.host->raw(), t.host->nbytes()));
+  }
+  return ok_status();
+}
+
+}  // namespace kc::backends::cuda

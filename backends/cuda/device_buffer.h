@@ -1,0 +1,93 @@
+// kc — device memory owned by the cuda backend, surrounded by guard canaries.
+//
+// Layout of one allocation: [front band | user bytes | back band]. Each band is
+// kGuardBytes of a position-dependent byte pattern written before the kernel
+// runs and compared after it (DESIGN.md §7: "buffers are surrounded by guard
+// canaries"). A kernel that writes past either end of its buffer changes the
+// band; check_guards() reports it as kInternal "GUARD_VIOLATION: ...".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kc/status.h"
+#include "kc/tensor.h"
+
+namespace kc::backends::cuda {
+
+/// Bytes of canary before and after every device buffer.
+inline constexpr std::size_t kGuardBytes = 4096;
+
+/// The canary byte at position i of a band (front and back use different seeds,
+/// so a shifted copy of one band does not pass for the other).
+std::uint8_t canary_byte(std::size_t i, bool back);
+
+class GuardedBuffer {
+ public:
+  GuardedBuffer() = default;
+  GuardedBuffer(const GuardedBuffer&) = delete;
+  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
+  GuardedBuffer(GuardedBuffer&& other) noexcept;
+  GuardedBuffer& operator=(GuardedBuffer&& other) noexcept;
+  ~GuardedBuffer();
+
+  /// cudaMalloc of bytes + 2 kGuardBytes, bands written; user bytes unset.
+  static Result<GuardedBuffer> allocate(std::size_t bytes, std::string name);
+
+  /// The user region (256-byte aligned: cudaMalloc alignment plus a 4 KiB band).
+  void* data() const { return base_ ? base_ + kGuardBytes : nullptr; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data());
+  }
+  std::size_t size() const { return bytes_; }
+  const std::string& name() const { return name_; }
+
+  /// Host -> device copy of min(bytes, size()) bytes into the user region.
+  Status upload(const void* host, std::size_t bytes);
+  /// Device -> host copy of min(bytes, size()) bytes from the user region.
+  Status download(void* host, std::size_t bytes) const;
+  /// cudaMemset of the whole user region.
+  Status fill(std::uint8_t byte);
+  /// cudaMemset2D of rows x row_bytes with the given pitch: the logical
+  /// elements of a padded matrix, leaving its padding as uploaded.
+  Status fill_2d(std::uint8_t byte, std::size_t pitch, std::size_t row_bytes, std::size_t rows);
+
+  /// OK when both bands are intact; otherwise kInternal "GUARD_VIOLATION:
+  /// canary overwritten before/after device buffer '<name>' ...".
+  Status check_guards() const;
+
+ private:
+  void release();
+
+  std::byte* base_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::string name_;
+};
+
+/// A host tensor's device copy: storage bytes uploaded (inputs and in/outs) or
+/// its logical elements pre-filled with NaN bytes (0xFF: a quiet NaN in FP32
+/// and FP64, -1 in the integer formats) while any padding keeps the host's
+/// values, so the padding of an output can be checked for stray writes.
+struct DeviceTensor {
+  std::string name;
+  Tensor* host = nullptr;
+  bool copy_back = false;  ///< outputs and in/outs are downloaded after the run
+  GuardedBuffer buffer;
+};
+
+/// Uploads `host` (all storage bytes) and, when poison_output is set, fills
+/// its logical elements with 0xFF bytes. Rank <= 2 with unit inner stride, or
+/// contiguous of any rank; other layouts are kUnimplemented.
+Result<DeviceTensor> to_device(const std::string& name, Tensor& host, bool poison_output,
+                               bool copy_back);
+
+/// After the kernel: checks every buffer's canaries, checks that read-only
+/// buffers still hold the bytes uploaded (a kernel writing its inputs is a
+/// GUARD_VIOLATION too), then downloads the copy_back buffers into their host
+/// tensors. Nothing is written to the host when a check fails.
+Status finish(std::vector<DeviceTensor>& tensors);
+
+}  // namespace kc::backends::cuda

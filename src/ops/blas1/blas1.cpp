@@ -1,0 +1,287 @@
+// kc — level-1 BLAS ops: dot, asum, nrm2, scal, iamax.
+//
+// Roles, in the order every op folder follows:
+//   signature/params · make_call · fill/probes · oracle · error model
+// Vectors are rank-1 tensors of length n with stride incx (incy for dot's y),
+// so a strided BLAS call maps onto Tensor strides directly.
+#include "ops/blas1/blas1.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ops/class_ops_util.h"
+#include "ops/probe.h"
+
+namespace kc::ops {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// sqrt(sum x_i^2) without overflow or underflow: scale by max|x_i| first.
+/// NaN anywhere gives NaN; otherwise an infinite element gives +inf.
+double scaled_norm2(const std::vector<double>& x) {
+  double scale = 0;
+  bool has_inf = false;
+  for (double v : x) {
+    if (std::isnan(v)) return kNaN;
+    if (std::isinf(v))
+      has_inf = true;
+    else
+      scale = std::max(scale, std::fabs(v));
+  }
+  if (has_inf) return kInf;
+  if (scale == 0) return 0;
+  long double ssq = 0;
+  for (double v : x) {
+    const long double r = static_cast<long double>(v) / scale;
+    ssq += r * r;
+  }
+  return static_cast<double>(scale * std::sqrt(ssq));
+}
+
+/// Reference BLAS isamax/idamax on logical values, 0-based: the first index of
+/// the largest |x_i|, found by `if (|x_i| > dmax)` from dmax = |x_0|. So a NaN
+/// at x_0 wins (nothing compares greater than NaN) and a NaN elsewhere is never
+/// chosen; n < 1 gives -1 (isamax's 0).
+double reference_iamax(const std::vector<double>& x) {
+  if (x.empty()) return -1;
+  std::size_t best = 0;
+  double dmax = std::fabs(x[0]);
+  for (std::size_t i = 1; i < x.size(); ++i) {
+    if (std::fabs(x[i]) > dmax) {
+      best = i;
+      dmax = std::fabs(x[i]);
+    }
+  }
+  return static_cast<double>(best);
+}
+
+class Blas1Op final : public Op {
+ public:
+  explicit Blas1Op(Blas1Kind kind) : kind_(kind) {}
+
+  // ---- signature/params
+  std::string_view name() const override {
+    switch (kind_) {
+      case Blas1Kind::kDot:
+        return "dot";
+      case Blas1Kind::kAsum:
+        return "asum";
+      case Blas1Kind::kNrm2:
+        return "nrm2";
+      case Blas1Kind::kScal:
+        return "scal";
+      case Blas1Kind::kIamax:
+        return "iamax";
+    }
+    return "?";
+  }
+  std::string_view summary() const override {
+    switch (kind_) {
+      case Blas1Kind::kDot:
+        return "dot product out = sum_i x_i y_i";
+      case Blas1Kind::kAsum:
+        return "sum of magnitudes out = sum_i |x_i|";
+      case Blas1Kind::kNrm2:
+        return "Euclidean norm out = sqrt(sum_i x_i^2), oracle scaled against overflow";
+      case Blas1Kind::kScal:
+        return "in-place scaling x = alpha * x";
+      case Blas1Kind::kIamax:
+        return "0-based index of the first max |x_i| (reference-BLAS NaN rule: NaN at x_0 wins, "
+               "NaN elsewhere is never chosen)";
+    }
+    return "";
+  }
+  const std::vector<TensorSpec>& signature() const override {
+    static const std::vector<TensorSpec> dot = {
+        {"x", Role::kIn, "vector of length n, stride incx"},
+        {"y", Role::kIn, "vector of length n, stride incy"},
+        {"out", Role::kOut, "the scalar result, shape (1)"},
+    };
+    static const std::vector<TensorSpec> reduce = {
+        {"x", Role::kIn, "vector of length n, stride incx"},
+        {"out", Role::kOut, "the scalar result, shape (1)"},
+    };
+    static const std::vector<TensorSpec> scal = {
+        {"x", Role::kInOut, "vector of length n, stride incx, scaled in place"},
+    };
+    static const std::vector<TensorSpec> iamax = {
+        {"x", Role::kIn, "vector of length n, stride incx"},
+        {"out", Role::kOut, "I64 shape (1): 0-based index of the first max |x_i|"},
+    };
+    switch (kind_) {
+      case Blas1Kind::kDot:
+        return dot;
+      case Blas1Kind::kScal:
+        return scal;
+      case Blas1Kind::kIamax:
+        return iamax;
+      default:
+        return reduce;
+    }
+  }
+  const std::vector<Param>& params() const override {
+    static const std::vector<Param> dot = {
+        {"n", "1024", "vector length (accumulation length)"},
+        {"incx", "1", "stride of x in elements (>= 1)"},
+        {"incy", "1", "stride of y in elements (>= 1)"},
+    };
+    static const std::vector<Param> reduce = {
+        {"n", "1024", "vector length"},
+        {"incx", "1", "stride of x in elements (>= 1)"},
+    };
+    static const std::vector<Param> scal = {
+        {"n", "1024", "vector length"},
+        {"incx", "1", "stride of x in elements (>= 1)"},
+        {"alpha", "1.5", "the scale factor (not a power of two, so the product rounds)"},
+    };
+    switch (kind_) {
+      case Blas1Kind::kDot:
+        return dot;
+      case Blas1Kind::kScal:
+        return scal;
+      default:
+        return reduce;
+    }
+  }
+
+  // ---- make_call
+  Result<Call> make_call(const Config& config) const override {
+    KC_ASSIGN_OR_RETURN(DType dt, detail::float_dtype(config));
+    KC_ASSIGN_OR_RETURN(std::int64_t n, detail::positive(config, "n", 1024));
+    KC_ASSIGN_OR_RETURN(std::int64_t incx, detail::positive(config, "incx", 1));
+    std::vector<detail::Slot> slots;
+    slots.push_back({"x", kind_ == Blas1Kind::kScal ? Role::kInOut : Role::kIn, Tensor(dt, {n}, {incx})});
+    if (kind_ == Blas1Kind::kDot) {
+      KC_ASSIGN_OR_RETURN(std::int64_t incy, detail::positive(config, "incy", 1));
+      slots.push_back({"y", Role::kIn, Tensor(dt, {n}, {incy})});
+    }
+    if (kind_ == Blas1Kind::kIamax)
+      slots.push_back({"out", Role::kOut, Tensor(DType::kI64, {1})});
+    else if (kind_ != Blas1Kind::kScal)
+      slots.push_back({"out", Role::kOut, Tensor(dt, {1})});
+    return detail::make_call_from(name(), config, std::move(slots));
+  }
+
+  // ---- fill/probes
+  Status apply_probe(Call& call, const Probe& probe, Rng& rng) const override {
+    std::vector<std::string> targets = probe.tensors;
+    if (targets.empty()) targets = detail::float_input_names(call);
+    if (probe.name == "saturation" && (kind_ == Blas1Kind::kDot || kind_ == Blas1Kind::kNrm2)) {
+      // The accumulated terms are products (x_i y_i or x_i^2): entries of size
+      // sqrt(4v/n) make each term ~4v/n and the sum ~4v.
+      const double v = probe.args.empty() ? 65504.0 : probe.args[0];
+      const double s = std::sqrt(4 * v / static_cast<double>(call.t("x").numel()));
+      for (const std::string& name : targets) {
+        if (!call.has(name)) return invalid_argument("probe target '" + name + "' is not a tensor of " + call.op);
+        Tensor& t = call.t(name);
+        for (std::int64_t j = 0; j < t.numel(); ++j) t.set(j, s * rng.uniform(0.5, 1.5));
+      }
+      return ok_status();
+    }
+    return detail::apply_generic_probe(call, probe, rng, targets, accumulation_length(call));
+  }
+
+  // ---- oracle
+  Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
+    const std::vector<double> x = call.t("x").to_doubles();
+    OracleResult r;
+    long double acc = 0;
+    switch (kind_) {
+      case Blas1Kind::kDot: {
+        const std::vector<double> y = call.t("y").to_doubles();
+        for (std::size_t i = 0; i < x.size(); ++i) acc += static_cast<long double>(x[i]) * y[i];
+        r.outputs.push_back({static_cast<double>(acc)});
+        break;
+      }
+      case Blas1Kind::kAsum:
+        for (double v : x) acc += std::fabs(v);
+        r.outputs.push_back({static_cast<double>(acc)});
+        break;
+      case Blas1Kind::kNrm2:
+        r.outputs.push_back({scaled_norm2(x)});
+        break;
+      case Blas1Kind::kScal: {
+        // alpha is a scalar of the call's precision (sscal's REAL SA).
+        const double alpha = round_to(call.get_double("alpha", 1.5), call.config.dtype);
+        std::vector<double> out(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) out[i] = alpha * x[i];  // exact product, one rounding
+        r.outputs.push_back(std::move(out));
+        r.output_names = {"x"};
+        return r;
+      }
+      case Blas1Kind::kIamax:
+        r.outputs.push_back({reference_iamax(x)});
+        break;
+    }
+    r.output_names = {"out"};
+    return r;
+  }
+
+  // ---- error model
+  // Recursive summation of n terms: |err| <= gamma_{n-1} sum|t_i| (Higham §4.2),
+  // covered by gamma_n * sum|t_i| with t_i = x_i y_i (dot) or |x_i| (asum).
+  // nrm2: sum of squares within gamma_n ||x||^2, halved by the sqrt, plus the
+  // sqrt's own rounding: gamma_{n+1} ||x|| covers it. scal: one rounding of
+  // |alpha x_i|. iamax: exact (magnitude 0).
+  Result<std::vector<double>> magnitude(const Call& call, const std::string& output) const override {
+    const std::vector<double> x = call.t("x").to_doubles();
+    if (kind_ == Blas1Kind::kScal) {
+      if (output != "x") return not_found("scal has no output '" + output + "'");
+      const double alpha = std::fabs(round_to(call.get_double("alpha", 1.5), call.config.dtype));
+      std::vector<double> mag(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) mag[i] = alpha * std::fabs(x[i]);
+      return mag;
+    }
+    if (output != "out") return not_found(std::string(name()) + " has no output '" + output + "'");
+    long double s = 0;
+    switch (kind_) {
+      case Blas1Kind::kDot: {
+        const std::vector<double> y = call.t("y").to_doubles();
+        for (std::size_t i = 0; i < x.size(); ++i) s += std::fabs(static_cast<long double>(x[i]) * y[i]);
+        break;
+      }
+      case Blas1Kind::kAsum:
+        for (double v : x) s += std::fabs(v);
+        break;
+      case Blas1Kind::kNrm2:
+        s = scaled_norm2(x);
+        break;
+      default:
+        break;
+    }
+    return std::vector<double>{static_cast<double>(s)};
+  }
+
+  double accumulation_length(const Call& call) const override {
+    const auto n = static_cast<double>(call.get_int("n", 1024));
+    switch (kind_) {
+      case Blas1Kind::kDot:
+      case Blas1Kind::kAsum:
+        return n;
+      case Blas1Kind::kNrm2:
+        return n + 1;
+      default:
+        return 1;
+    }
+  }
+
+  std::map<std::string, double> expr_vars(const Call& call) const override {
+    std::map<std::string, double> vars = Op::expr_vars(call);
+    vars["n"] = vars["N"] = static_cast<double>(call.t("x").numel());
+    return vars;
+  }
+
+ private:
+  Blas1Kind kind_;
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_blas1_op(Blas1Kind kind) { return std::make_unique<Blas1Op>(kind); }
+
+}  // namespace kc::ops

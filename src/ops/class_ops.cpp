@@ -1,0 +1,51 @@
+// kc — registration table of the contract-class ops (see class_ops.h).
+#include "ops/class_ops.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ops/collective/collective.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/fused/fused.h"
+#include "ops/indexing/indexing.h"
+#include "ops/stats/stats.h"
+#include "ops/train/train.h"
+
+namespace kc::ops {
+
+Status register_class_ops(OpRegistry& registry) {
+  // One table, in the order `kc list ops` shows them.
+  const std::function<std::unique_ptr<Op>()> table[] = {
+      [] { return make_stats_op(StatKind::kMean); },
+      [] { return make_stats_op(StatKind::kVariance); },
+      [] { return make_stats_op(StatKind::kNorm2); },
+      [] { return make_stats_op(StatKind::kLogSumExp); },
+      [] { return make_fused_matmul_op(/*sequential=*/false); },
+      [] { return make_fused_matmul_op(/*sequential=*/true); },
+      [] { return make_elementwise_op(UnaryFn::kRelu); },
+      [] { return make_elementwise_op(UnaryFn::kGeluErf); },
+      [] { return make_elementwise_op(UnaryFn::kGeluTanh); },
+      [] { return make_elementwise_op(UnaryFn::kSilu); },
+      [] { return make_elementwise_op(UnaryFn::kExp); },
+      [] { return make_elementwise_op(UnaryFn::kLog); },
+      [] { return make_elementwise_op(UnaryFn::kTanh); },
+      [] { return make_elementwise_op(UnaryFn::kErf); },
+      [] { return make_indexing_op(IndexKind::kGather); },
+      [] { return make_indexing_op(IndexKind::kIndexSelect); },
+      [] { return make_indexing_op(IndexKind::kEmbedding); },
+      [] { return make_indexing_op(IndexKind::kScatterAdd); },
+      [] { return make_collective_op(CollectiveKind::kAllReduce); },
+      [] { return make_collective_op(CollectiveKind::kReduceScatter); },
+      [] { return make_collective_op(CollectiveKind::kAllGather); },
+      [] { return make_mlp_train_op(); },
+  };
+  for (const auto& make : table) {
+    std::unique_ptr<Op> op = make();
+    const std::string name(op->name());
+    KC_RETURN_IF_ERROR(registry.add(std::move(op)).with_context("registering op " + name));
+  }
+  return ok_status();
+}
+
+}  // namespace kc::ops

@@ -1,0 +1,196 @@
+// kc — unary elementwise ops (see elementwise.h).
+//
+// Error model: a unary op has no accumulation (accumulation_length 1) and its
+// componentwise magnitude is |y|, so `bound c * gamma(1, P) * |y|` is c units
+// of roundoff relative to the result: a ULP-style tolerance for kernels whose
+// error is a few rounding errors of the output. ULP tolerances use the oracle
+// directly (round-to-output, then ULP distance).
+#include "ops/elementwise/elementwise.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "ops/class_ops_util.h"
+
+namespace kc::ops {
+namespace {
+
+struct FnEntry {
+  UnaryFn fn;
+  std::string_view name;
+  std::string_view summary;
+};
+
+constexpr std::array<FnEntry, 9> kFns = {{
+    {UnaryFn::kRelu, "relu", "y = max(x, 0), NaN propagating"},
+    {UnaryFn::kGeluErf, "gelu_erf", "y = x * Φ(x) = 0.5 x (1 + erf(x / sqrt 2))"},
+    {UnaryFn::kGeluTanh, "gelu_tanh", "y = 0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³)))"},
+    {UnaryFn::kSilu, "silu", "y = x * sigmoid(x) = x / (1 + exp(-x))"},
+    {UnaryFn::kIdentity, "identity", "y = x"},
+    {UnaryFn::kExp, "exp", "y = exp(x)"},
+    {UnaryFn::kLog, "log", "y = log(x) (natural logarithm)"},
+    {UnaryFn::kTanh, "tanh", "y = tanh(x)"},
+    {UnaryFn::kErf, "erf", "y = erf(x)"},
+}};
+
+constexpr std::array<UnaryFn, 8> kElementwise = {UnaryFn::kRelu, UnaryFn::kGeluErf, UnaryFn::kGeluTanh, UnaryFn::kSilu,
+                                                 UnaryFn::kExp,  UnaryFn::kLog,     UnaryFn::kTanh,     UnaryFn::kErf};
+
+const FnEntry& entry(UnaryFn fn) {
+  for (const auto& e : kFns)
+    if (e.fn == fn) return e;
+  return kFns[0];
+}
+
+constexpr long double kSqrt2OverPi = 0.797884560802865355879892119868763737L;  // sqrt(2/π)
+constexpr long double kGeluTanhCubic = 0.044715L;
+
+long double sigmoid(long double x) {
+  // Two branches so exp never overflows: for x < 0 use e^x / (1 + e^x).
+  if (x >= 0) return 1.0L / (1.0L + std::exp(-x));
+  const long double e = std::exp(x);
+  return e / (1.0L + e);
+}
+
+class ElementwiseOp final : public Op {
+ public:
+  explicit ElementwiseOp(UnaryFn fn) : fn_(fn), name_(unary_fn_name(fn)) {
+    summary_ = "elementwise " + std::string(entry(fn).summary);
+    signature_ = {{"x", Role::kIn, "input {n}"}, {"y", Role::kOut, "output {n}, y_i = f(x_i)"}};
+    params_ = {{"n", "4096", "number of elements"}};
+  }
+
+  std::string_view name() const override { return name_; }
+  std::string_view summary() const override { return summary_; }
+  const std::vector<TensorSpec>& signature() const override { return signature_; }
+  const std::vector<Param>& params() const override { return params_; }
+
+  Result<Call> make_call(const Config& config) const override {
+    KC_ASSIGN_OR_RETURN(DType dt, detail::float_dtype(config));
+    KC_ASSIGN_OR_RETURN(std::int64_t n, detail::positive(config, "n", 4096));
+    std::vector<detail::Slot> slots;
+    slots.push_back({"x", Role::kIn, Tensor(dt, {n})});
+    slots.push_back({"y", Role::kOut, Tensor(dt, {n})});
+    return detail::make_call_from(name_, config, std::move(slots));
+  }
+
+  Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
+    const Tensor& x = call.t("x");
+    std::vector<double> y(static_cast<std::size_t>(x.numel()));
+    for (std::int64_t i = 0; i < x.numel(); ++i) y[i] = static_cast<double>(eval_unary(fn_, x.at(i)));
+    OracleResult res;
+    res.outputs.push_back(std::move(y));
+    res.output_names.push_back("y");
+    return res;
+  }
+
+  Result<std::vector<double>> magnitude(const Call& call, const std::string& output) const override {
+    if (output != "y") return not_found("no output '" + output + "' in " + name_);
+    const Tensor& x = call.t("x");
+    std::vector<double> m(static_cast<std::size_t>(x.numel()));
+    for (std::int64_t i = 0; i < x.numel(); ++i) m[i] = std::fabs(static_cast<double>(eval_unary(fn_, x.at(i))));
+    return m;
+  }
+
+  double accumulation_length(const Call&) const override { return 1; }
+
+  std::map<std::string, double> expr_vars(const Call& call) const override {
+    const Tensor& x = call.t("x");
+    const auto [mx, sum] = detail::abs_max_sum(x);
+    return detail::with_base_vars(Op::expr_vars(call), {{"N", static_cast<double>(x.numel())},
+                                                        {"n", static_cast<double>(x.numel())},
+                                                        {"L", 1.0},
+                                                        {"max|x|", mx},
+                                                        {"sum|x|", sum}});
+  }
+
+ private:
+  UnaryFn fn_;
+  std::string name_;
+  std::string summary_;
+  std::vector<TensorSpec> signature_;
+  std::vector<Param> params_;
+};
+
+}  // namespace
+
+std::string_view unary_fn_name(UnaryFn fn) { return entry(fn).name; }
+
+std::optional<UnaryFn> parse_unary_fn(std::string_view name) {
+  for (const auto& e : kFns)
+    if (e.name == name) return e.fn;
+  return std::nullopt;
+}
+
+std::span<const UnaryFn> elementwise_fns() { return kElementwise; }
+
+long double eval_unary(UnaryFn fn, long double x) {
+  if (std::isnan(x)) return x;
+  switch (fn) {
+    case UnaryFn::kRelu:
+      return x > 0 ? x : 0.0L;
+    case UnaryFn::kGeluErf:
+      if (std::isinf(x)) return x > 0 ? x : 0.0L;         // -inf * Φ(-inf) is the limit 0, not NaN
+      return 0.5L * x * std::erfc(-x / std::sqrt(2.0L));  // erfc: no cancellation for x << 0
+    case UnaryFn::kGeluTanh: {
+      if (std::isinf(x)) return x > 0 ? x : 0.0L;
+      const long double t = std::tanh(kSqrt2OverPi * (x + kGeluTanhCubic * x * x * x));
+      return 0.5L * x * (1.0L + t);
+    }
+    case UnaryFn::kSilu:
+      if (std::isinf(x)) return x > 0 ? x : 0.0L;
+      return x * sigmoid(x);
+    case UnaryFn::kIdentity:
+      return x;
+    case UnaryFn::kExp:
+      return std::exp(x);
+    case UnaryFn::kLog:
+      return std::log(x);
+    case UnaryFn::kTanh:
+      return std::tanh(x);
+    case UnaryFn::kErf:
+      return std::erf(x);
+  }
+  return x;
+}
+
+long double eval_unary_derivative(UnaryFn fn, long double x) {
+  if (std::isnan(x)) return x;
+  switch (fn) {
+    case UnaryFn::kRelu:
+      return x > 0 ? 1.0L : 0.0L;
+    case UnaryFn::kGeluErf:
+      if (std::isinf(x)) return x > 0 ? 1.0L : 0.0L;
+      return detail::std_normal_cdf(x) + x * detail::std_normal_pdf(x);
+    case UnaryFn::kGeluTanh: {
+      if (std::isinf(x)) return x > 0 ? 1.0L : 0.0L;
+      const long double t = std::tanh(kSqrt2OverPi * (x + kGeluTanhCubic * x * x * x));
+      const long double du = kSqrt2OverPi * (1.0L + 3.0L * kGeluTanhCubic * x * x);
+      return 0.5L * (1.0L + t) + 0.5L * x * (1.0L - t * t) * du;
+    }
+    case UnaryFn::kSilu: {
+      if (std::isinf(x)) return x > 0 ? 1.0L : 0.0L;
+      const long double s = sigmoid(x);
+      return s * (1.0L + x * (1.0L - s));
+    }
+    case UnaryFn::kIdentity:
+      return 1.0L;
+    case UnaryFn::kExp:
+      return std::exp(x);
+    case UnaryFn::kLog:
+      return 1.0L / x;
+    case UnaryFn::kTanh: {
+      const long double t = std::tanh(x);
+      return 1.0L - t * t;
+    }
+    case UnaryFn::kErf:
+      return 2.0L / std::sqrt(3.14159265358979323846264338327950288L) * std::exp(-x * x);
+  }
+  return 1.0L;
+}
+
+std::unique_ptr<Op> make_elementwise_op(UnaryFn fn) { return std::make_unique<ElementwiseOp>(fn); }
+
+}  // namespace kc::ops

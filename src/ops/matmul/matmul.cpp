@@ -1,0 +1,213 @@
+// kc — the matmul op: row-major C = alpha op(A) op(B) + beta C, with the
+// reference-BLAS rules for alpha == 0 and beta == 0.
+//
+// Roles, in the order every op folder follows:
+//   signature/params · make_call · fill/probes · oracle · error model
+#include "ops/matmul/matmul.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ops/class_ops_util.h"
+#include "ops/probe.h"
+
+namespace kc::ops {
+namespace {
+
+/// Reads a stored matrix through its leading dimension.
+double load_rc(const Tensor& t, std::int64_t r, std::int64_t c) { return t.load(r * t.strides()[0] + c); }
+
+Result<bool> parse_trans(const Config& config, const std::string& key) {
+  const std::string v = config.get(key, "N");
+  if (v == "N" || v == "n") return false;
+  if (v == "T" || v == "t") return true;
+  return invalid_argument(key + " = '" + v + "', expected N or T");
+}
+
+/// The problem a call describes, read back from its config.
+struct Problem {
+  std::int64_t m = 0, n = 0, k = 0;
+  bool ta = false, tb = false;
+  double alpha = 1, beta = 0;
+};
+
+Problem problem_of(const Call& call) {
+  Problem p;
+  p.m = call.get_int("M", 64);
+  p.n = call.get_int("N", 64);
+  p.k = call.get_int("K", 64);
+  p.ta = parse_trans(call.config, "trans_a").ok() && parse_trans(call.config, "trans_a").value();
+  p.tb = parse_trans(call.config, "trans_b").ok() && parse_trans(call.config, "trans_b").value();
+  // alpha and beta are scalars of the call's precision (sgemm takes REAL
+  // ALPHA, BETA), so the oracle uses them rounded to the dtype, as a kernel sees them.
+  p.alpha = round_to(call.get_double("alpha", 1), call.config.dtype);
+  p.beta = round_to(call.get_double("beta", 0), call.config.dtype);
+  return p;
+}
+
+/// op(A)_ik and op(B)_kj.
+double op_a(const Tensor& a, const Problem& p, std::int64_t i, std::int64_t k) {
+  return p.ta ? load_rc(a, k, i) : load_rc(a, i, k);
+}
+double op_b(const Tensor& b, const Problem& p, std::int64_t k, std::int64_t j) {
+  return p.tb ? load_rc(b, j, k) : load_rc(b, k, j);
+}
+
+class MatmulOp final : public Op {
+ public:
+  // ---- signature/params
+  std::string_view name() const override { return "matmul"; }
+  std::string_view summary() const override {
+    return "row-major GEMM C = alpha*op(A)*op(B) + beta*C (reference-BLAS alpha/beta rules)";
+  }
+  const std::vector<TensorSpec>& signature() const override {
+    static const std::vector<TensorSpec> sig = {
+        {"A", Role::kIn, "M x K (trans_a = N) or K x M (trans_a = T), leading dimension + lda_pad"},
+        {"B", Role::kIn, "K x N (trans_b = N) or N x K (trans_b = T), leading dimension + ldb_pad"},
+        {"C", Role::kInOut, "M x N, leading dimension N + ldc_pad; read only when beta != 0"},
+    };
+    return sig;
+  }
+  const std::vector<Param>& params() const override {
+    static const std::vector<Param> ps = {
+        {"M", "64", "rows of C and of op(A)"},
+        {"N", "64", "columns of C and of op(B)"},
+        {"K", "64", "inner (accumulation) dimension"},
+        {"trans_a", "N", "N: A stored M x K; T: A stored K x M and used transposed"},
+        {"trans_b", "N", "N: B stored K x N; T: B stored N x K and used transposed"},
+        {"alpha", "1", "scale of op(A)op(B); 0 means A and B are not read"},
+        {"beta", "0", "scale of the incoming C; 0 means C is not read (NaN in C must not propagate)"},
+        {"lda_pad", "0", "extra elements per stored row of A (lda = cols + lda_pad)"},
+        {"ldb_pad", "0", "extra elements per stored row of B"},
+        {"ldc_pad", "0", "extra elements per stored row of C"},
+    };
+    return ps;
+  }
+
+  // ---- make_call
+  Result<Call> make_call(const Config& config) const override {
+    KC_ASSIGN_OR_RETURN(DType dt, detail::float_dtype(config));
+    KC_ASSIGN_OR_RETURN(std::int64_t m, detail::positive(config, "M", 64));
+    KC_ASSIGN_OR_RETURN(std::int64_t n, detail::positive(config, "N", 64));
+    KC_ASSIGN_OR_RETURN(std::int64_t k, detail::positive(config, "K", 64));
+    KC_ASSIGN_OR_RETURN(bool ta, parse_trans(config, "trans_a"));
+    KC_ASSIGN_OR_RETURN(bool tb, parse_trans(config, "trans_b"));
+    std::int64_t pads[3];
+    const char* pad_names[3] = {"lda_pad", "ldb_pad", "ldc_pad"};
+    for (int i = 0; i < 3; ++i) {
+      pads[i] = config.get_int(pad_names[i], 0);
+      if (pads[i] < 0) return invalid_argument(std::string(pad_names[i]) + " must be >= 0");
+    }
+    auto matrix = [&](std::int64_t rows, std::int64_t cols, std::int64_t pad) {
+      return Tensor(dt, {rows, cols}, {cols + pad, 1});
+    };
+    return detail::make_call_from(name(), config,
+                                  {{"A", Role::kIn, ta ? matrix(k, m, pads[0]) : matrix(m, k, pads[0])},
+                                   {"B", Role::kIn, tb ? matrix(n, k, pads[1]) : matrix(k, n, pads[1])},
+                                   {"C", Role::kInOut, matrix(m, n, pads[2])}});
+  }
+
+  // ---- fill/probes
+  // fill: the default (A, B and C all drawn from the fill spec; C is in/out, and
+  // the engine pre-poisons outputs itself when it wants to see whether C is read).
+
+  Status apply_probe(Call& call, const Probe& probe, Rng& rng) const override {
+    const Problem p = problem_of(call);
+    std::vector<std::string> targets = probe.tensors;
+    if (targets.empty()) {
+      // C takes part only when it is read (beta != 0); a NaN in an unread C is
+      // not an input the result depends on.
+      targets = {"A", "B"};
+      if (p.beta != 0) targets.push_back("C");
+    }
+    if (probe.name == "saturation") {
+      // Products of two U[0.5,1.5]*s terms have mean s^2; with s = sqrt(4v/K)
+      // every C_ij ~ 4v, so an fp16 partial sum passes v about a quarter of the
+      // way through K (and 65504 is exceeded well before the end).
+      const double v = probe.args.empty() ? 65504.0 : probe.args[0];
+      const double s = std::sqrt(4 * v / static_cast<double>(p.k));
+      for (const std::string& name : targets) {
+        if (!call.has(name)) return invalid_argument("probe target '" + name + "' is not a tensor of matmul");
+        Tensor& t = call.t(name);
+        const bool is_c = name == "C";
+        for (std::int64_t j = 0; j < t.numel(); ++j) t.set(j, is_c ? 0.0 : s * rng.uniform(0.5, 1.5));
+      }
+      return ok_status();
+    }
+    return detail::apply_generic_probe(call, probe, rng, targets, accumulation_length(call));
+  }
+
+  // ---- oracle
+  Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
+    const Problem p = problem_of(call);
+    const Tensor& a = call.t("A");
+    const Tensor& b = call.t("B");
+    const Tensor& c = call.t("C");
+    OracleResult r;
+    r.output_names = {"C"};
+    std::vector<double> out(static_cast<std::size_t>(p.m * p.n));
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        // Reference BLAS (sgemm.f): alpha == 0 -> C = beta*C without touching A
+        // and B; beta == 0 -> C is overwritten without being read. The product
+        // is accumulated in long double (>= 64-bit significand on x86).
+        long double acc = 0;
+        if (p.alpha != 0) {
+          for (std::int64_t k = 0; k < p.k; ++k) acc += static_cast<long double>(op_a(a, p, i, k)) * op_b(b, p, k, j);
+          acc *= p.alpha;
+        }
+        if (p.beta != 0) acc += static_cast<long double>(p.beta) * load_rc(c, i, j);
+        out[static_cast<std::size_t>(i * p.n + j)] = static_cast<double>(acc);
+      }
+    }
+    r.outputs.push_back(std::move(out));
+    return r;
+  }
+
+  // ---- error model
+  // Higham (Accuracy and Stability, §3.5): |fl(A B) - A B| <= gamma_K |A||B|.
+  // The alpha scaling and the beta*C update add two more roundings per
+  // element, hence accumulation_length = K + 2 against
+  // |alpha| (|op(A)||op(B)|)_ij + |beta| |C_ij|.
+  Result<std::vector<double>> magnitude(const Call& call, const std::string& output) const override {
+    if (output != "C") return not_found("matmul has no output '" + output + "'");
+    const Problem p = problem_of(call);
+    const Tensor& a = call.t("A");
+    const Tensor& b = call.t("B");
+    const Tensor& c = call.t("C");
+    std::vector<double> mag(static_cast<std::size_t>(p.m * p.n), 0.0);
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        long double s = 0;
+        if (p.alpha != 0) {
+          for (std::int64_t k = 0; k < p.k; ++k)
+            s += std::fabs(static_cast<long double>(op_a(a, p, i, k)) * op_b(b, p, k, j));
+          s *= std::fabs(p.alpha);
+        }
+        if (p.beta != 0) s += std::fabs(static_cast<long double>(p.beta) * load_rc(c, i, j));
+        mag[static_cast<std::size_t>(i * p.n + j)] = static_cast<double>(s);
+      }
+    }
+    return mag;
+  }
+
+  double accumulation_length(const Call& call) const override { return static_cast<double>(call.get_int("K", 64)) + 2; }
+
+  std::map<std::string, double> expr_vars(const Call& call) const override {
+    std::map<std::string, double> vars = Op::expr_vars(call);
+    const Problem p = problem_of(call);
+    vars["M"] = static_cast<double>(p.m);
+    vars["N"] = static_cast<double>(p.n);
+    vars["K"] = static_cast<double>(p.k);
+    vars["alpha"] = p.alpha;
+    vars["beta"] = p.beta;
+    return vars;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_matmul_op() { return std::make_unique<MatmulOp>(); }
+
+}  // namespace kc::ops

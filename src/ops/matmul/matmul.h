@@ -1,0 +1,13 @@
+// kc — the matmul op: row-major C = alpha op(A) op(B) + beta C.
+#pragma once
+
+#include <memory>
+
+#include "kc/op.h"
+
+namespace kc::ops {
+
+/// The `matmul` op (signature, params, fill/probes, FP64 oracle, error model).
+std::unique_ptr<Op> make_matmul_op();
+
+}  // namespace kc::ops

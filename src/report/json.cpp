@@ -1,0 +1,80 @@
+// case_json and render_json: the JSON forms of verdict records (schemas/report.schema.json).
+#include "kc/report.h"
+#include "report/common.h"
+#include "report/json_writer.h"
+
+namespace kc::report {
+
+std::string case_json(const engine::CaseResult& c) {
+  JsonWriter w;  // compact: one record is one trace line
+  write_case(w, c);
+  return w.take();
+}
+
+std::string render_json(const engine::CheckResult& result) {
+  using engine::Verdict;
+  JsonWriter w(2);
+  w.begin_object();
+  w.field("kc_version", kKcVersion);
+  w.key("cases").begin_array();
+  for (const auto& c : result.cases) write_case(w, c);
+  w.end_array();
+
+  w.key("backends").begin_array();
+  for (const auto& b : result.backends) {
+    w.begin_object();
+    w.field("name", b.name);
+    w.field("available", b.available);
+    w.field("version", b.version);
+    w.field("reason", b.reason);
+    w.end_object();
+  }
+  w.end_array();
+
+  const VerdictCounts k = count_verdicts(result);
+  w.key("summary").begin_object();
+  w.field("cases", static_cast<std::int64_t>(result.cases.size()));
+  for (const auto& e : engine::verdict_table()) w.field(e.name, k[e.value]);
+  w.field("exit_code", result.exit_code());
+  w.end_object();
+
+  w.key("grades").begin_array();
+  for (const ImplGrade& g : grade(result)) {
+    w.begin_object();
+    w.field("impl", g.impl);
+    w.field("backend", g.backend);
+    w.field("level", g.level);
+    w.field("conforming", g.conforming);
+    w.field("violations", g.violations);
+    w.field("not_applicable", g.not_applicable);
+    w.field("errors", g.errors);
+    w.field("other", g.other);
+    w.field("summary", g.summary);
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("diagnostics").begin_array();
+  for (const auto& d : result.diagnostics) {
+    w.begin_object();
+    const char* sev = d.severity == lang::Diagnostic::Severity::kError     ? "error"
+                      : d.severity == lang::Diagnostic::Severity::kWarning ? "warning"
+                                                                           : "note";
+    w.field("severity", sev);
+    w.field("file", d.loc.file);
+    w.field("line", d.loc.line);
+    w.field("column", d.loc.column);
+    w.field("message", d.message);
+    w.field("expected", d.expected);
+    w.field("suggestion", d.suggestion);
+    w.field("text", d.render());
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  std::string out = w.take();
+  out += '\n';
+  return out;
+}
+
+}  // namespace kc::report
