@@ -103,6 +103,8 @@ struct Postcondition {
   std::string exception;            ///< kRaise
 };
 
+struct PrecisionTolerance;
+
 /// `tolerance`
 struct Tolerance {
   enum class Kind {
@@ -118,8 +120,14 @@ struct Tolerance {
   Kind kind = Kind::kNone;
   Expr value;                  ///< absolute / relative / ulp / bound factor
   Expr abs, rel;               ///< kElementwise
-  std::vector<std::pair<DType, Tolerance>> per_precision;
+  std::vector<PrecisionTolerance> per_precision;  ///< kPerPrecision, in source order
   std::string magnitude;       ///< kBound: the op's magnitude term, e.g. "|A||B|", "|x|"
+};
+
+/// One `per_precision` entry.
+struct PrecisionTolerance {
+  DType dtype = DType::kF32;
+  Tolerance tolerance;
 };
 
 /// `reference`
@@ -193,11 +201,13 @@ struct ClauseInfo {
   std::string text;  ///< the clause body as written (whitespace-normalised)
   SourceLoc loc;     ///< location of the clause keyword
   std::string gap;   ///< empty when executable; else what would make it so
+  std::string comment;  ///< `--` lines just above the clause (without the dashes)
 };
 
 struct Contract {
   std::string id;  ///< C-PRC-01
   SourceLoc loc;
+  std::string comment;  ///< `--` lines just above the block (without the dashes)
   std::map<std::string, std::string> meta;  ///< optional `title`, `version`, `class` lines
 
   std::vector<std::string> scope;  ///< op classes
@@ -227,6 +237,7 @@ struct Calibration {
   std::string baseline, bad, good;  ///< impl names
   std::string visible;   ///< visible-test spec; empty = the documented default
   SourceLoc loc;
+  std::string comment;
 };
 
 /// `suite NAME { tier T  contracts a, b  impls x.*, y }`
@@ -236,6 +247,7 @@ struct Suite {
   std::vector<std::string> contracts;  ///< ids or globs
   std::vector<std::string> impls;      ///< names or globs
   SourceLoc loc;
+  std::string comment;
 };
 
 /// What one file holds. `impl` blocks become Declarations.
@@ -244,6 +256,8 @@ struct Document {
   std::vector<Contract> contracts;
   std::vector<Declaration> impls;
   std::vector<SourceLoc> impl_locs;  ///< parallel to impls
+  std::vector<std::string> impl_comments;  ///< parallel to impls
+  std::string trailing_comment;  ///< comments after the last block
   std::vector<Calibration> calibrations;
   std::vector<Suite> suites;
 };
