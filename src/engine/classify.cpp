@@ -69,22 +69,8 @@ void classify_values(const Observation& obs, std::vector<Signature>* sigs,
     return;
   }
 
-  // Constant output where the reference varies.
-  if (n > 1) {
-    bool got_const = true, ref_const = true;
-    for (std::size_t i = 1; i < n; ++i) {
-      got_const = got_const && std::memcmp(&obs.got[i], &obs.got[0], sizeof(double)) == 0;
-      ref_const = ref_const && obs.ref[i] == obs.ref[0];
-    }
-    if (got_const && !ref_const) {
-      sigs->push_back({"CONSTANT_OUTPUT", {fmt_g(obs.got[0])}});
-      notes->push_back("every element of '" + obs.output + "' equals " + fmt_g(obs.got[0]) +
-                       " while the reference varies");
-      return;
-    }
-  }
-
-  // Saturation: where the reference exceeds a narrow format's maximum, the
+  // Saturation (checked before constant output: an all-inf result from an
+  // overflowing accumulator is constant too, and saturation is the finer name): where the reference exceeds a narrow format's maximum, the
   // output is capped at that maximum or overflowed to inf.
   for (DType t : {DType::kF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
     const double cap = dtype_info(t).max_finite;
@@ -103,6 +89,21 @@ void classify_values(const Observation& obs, std::vector<Signature>* sigs,
                        std::string(dtype_info(t).short_name) +
                        " max) came back capped or infinite: a " +
                        std::string(dtype_info(t).short_name) + " value is on the path");
+      return;
+    }
+  }
+
+  // Constant output where the reference varies.
+  if (n > 1) {
+    bool got_const = true, ref_const = true;
+    for (std::size_t i = 1; i < n; ++i) {
+      got_const = got_const && std::memcmp(&obs.got[i], &obs.got[0], sizeof(double)) == 0;
+      ref_const = ref_const && obs.ref[i] == obs.ref[0];
+    }
+    if (got_const && !ref_const) {
+      sigs->push_back({"CONSTANT_OUTPUT", {fmt_g(obs.got[0])}});
+      notes->push_back("every element of '" + obs.output + "' equals " + fmt_g(obs.got[0]) +
+                       " while the reference varies");
       return;
     }
   }

@@ -11,13 +11,13 @@
 
 namespace {
 
-struct Run {
+struct CliRun {
   int code = -1;
   std::string out;
 };
 
-Run run(const std::string& args) {
-  Run r;
+CliRun kc(const std::string& args) {
+  CliRun r;
   const std::string cmd = std::string(KC_BIN) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -39,20 +39,20 @@ std::string temp_dir(const std::string& name) {
 }
 
 TEST(Cli, HelpDocumentsExitCodes) {
-  Run r = run("--help");
+  CliRun r = kc("--help");
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("exit codes"), std::string::npos);
   EXPECT_NE(r.out.find("2  usage error or malformed contract"), std::string::npos);
 }
 
 TEST(Cli, UnknownCommandSuggestsNearest) {
-  Run r = run("chek");
+  CliRun r = kc("chek");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("did you mean 'check'"), std::string::npos) << r.out;
 }
 
 TEST(Cli, BackendsListsTheThreeBlasLibrariesSideBySide) {
-  Run r = run("backends");
+  CliRun r = kc("backends");
   EXPECT_EQ(r.code, 0) << r.out;
   for (const char* b : {"ref", "openblas", "blis", "refblas"}) {
     std::regex line(std::string("(^|\\n)") + b + "\\s+available");
@@ -61,7 +61,7 @@ TEST(Cli, BackendsListsTheThreeBlasLibrariesSideBySide) {
 }
 
 TEST(Cli, LintAcceptsTheStandardSuite) {
-  Run r = run("lint " + src("contracts"));
+  CliRun r = kc("lint " + src("contracts"));
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("0 descriptive"), std::string::npos) << r.out;
 }
@@ -69,7 +69,7 @@ TEST(Cli, LintAcceptsTheStandardSuite) {
 TEST(Cli, LintRejectsMalformedContractWithLocationAndSuggestion) {
   const std::string dir = temp_dir("lint");
   std::ofstream(dir + "/bad.kc") << "contract C-X-01 {\n  scope      matmull\n  post       raise E\n}\n";
-  Run r = run("lint " + dir + "/bad.kc");
+  CliRun r = kc("lint " + dir + "/bad.kc");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("bad.kc:2:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("matmul"), std::string::npos) << r.out;
@@ -77,7 +77,7 @@ TEST(Cli, LintRejectsMalformedContractWithLocationAndSuggestion) {
 }
 
 TEST(Cli, GemmBoundContractHoldsOnAllFourBackends) {
-  Run r = run("check " + src("contracts/blas/KC-GEMM-01.kc") +
+  CliRun r = kc("check " + src("contracts/blas/KC-GEMM-01.kc") +
               " --impl 'ref.*' --impl 'openblas.*' --impl 'blis.*' --impl 'refblas.*' --format json");
   EXPECT_EQ(r.code, 0) << r.out;
   for (const char* impl : {"ref.matmul", "openblas.sgemm", "blis.sgemm", "refblas.sgemm"}) {
@@ -88,7 +88,7 @@ TEST(Cli, GemmBoundContractHoldsOnAllFourBackends) {
 
 TEST(Cli, Fp16AccumulatingPluginIsASaturationViolationWithWorkingRepro) {
   const std::string trace = temp_dir("repro") + "/trace.jsonl";
-  Run r = run("check " + src("contracts/classes/C-PRC-01.kc") + " --plugin " KC_PLUGIN +
+  CliRun r = kc("check " + src("contracts/classes/C-PRC-01.kc") + " --plugin " KC_PLUGIN +
               " --impl 'example.*' --no-color --trace " + trace);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("SATURATION(65504)"), std::string::npos) << r.out;
@@ -97,20 +97,20 @@ TEST(Cli, Fp16AccumulatingPluginIsASaturationViolationWithWorkingRepro) {
   const std::string repro = m[1];
   EXPECT_NE(repro.find("--impl example.matmul_fp16acc"), std::string::npos) << repro;
   // Running the repro line reproduces the violation and its signature.
-  Run again = run(repro + " --no-color");
+  CliRun again = kc(repro + " --no-color");
   EXPECT_EQ(again.code, 1) << again.out;
   EXPECT_NE(again.out.find("SATURATION(65504)"), std::string::npos) << again.out;
   EXPECT_NE(again.out.find("example.matmul_fp16acc"), std::string::npos);
   // The good plugin impl conforms to the same contract.
   EXPECT_TRUE(std::regex_search(r.out, std::regex("example\\.matmul_fp32[^\\n]*conforming"))) << r.out;
   // Every recorded verdict is in a valid hash chain.
-  Run v = run("verify-trace " + trace);
+  CliRun v = kc("verify-trace " + trace);
   EXPECT_EQ(v.code, 0) << v.out;
 }
 
 TEST(Cli, GradeWritesReportsAndMatrix) {
   const std::string out = temp_dir("grade");
-  Run r = run("grade " + src("contracts/blas/KC-GEMM-01.kc") + " --impl 'ref.*' --impl 'refblas.*' --out " + out +
+  CliRun r = kc("grade " + src("contracts/blas/KC-GEMM-01.kc") + " --impl 'ref.*' --impl 'refblas.*' --out " + out +
               " --no-color");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("KC-GEMM-01"), std::string::npos) << r.out;
@@ -120,21 +120,21 @@ TEST(Cli, GradeWritesReportsAndMatrix) {
 
 TEST(Cli, FmtRoundTripsThroughYaml) {
   const std::string dir = temp_dir("fmt");
-  Run kc1 = run("fmt " + src("contracts/classes/C-PRC-01.kc"));
+  CliRun kc1 = kc("fmt " + src("contracts/classes/C-PRC-01.kc"));
   ASSERT_EQ(kc1.code, 0) << kc1.out;
-  Run y = run("fmt " + src("contracts/classes/C-PRC-01.kc") + " --to yaml");
+  CliRun y = kc("fmt " + src("contracts/classes/C-PRC-01.kc") + " --to yaml");
   ASSERT_EQ(y.code, 0) << y.out;
   std::ofstream(dir + "/c.yaml") << y.out;
-  Run back = run("fmt " + dir + "/c.yaml --to kc");
+  CliRun back = kc("fmt " + dir + "/c.yaml --to kc");
   ASSERT_EQ(back.code, 0) << back.out;
   EXPECT_EQ(back.out, kc1.out);
 }
 
 TEST(Cli, ExplainDescribesAContract) {
-  Run r = run("explain C-PRC-01");
+  CliRun r = kc("explain C-PRC-01");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("SATURATION(65504)"), std::string::npos) << r.out;
-  Run bad = run("explain C-PRC-1");
+  CliRun bad = kc("explain C-PRC-1");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.out.find("did you mean 'C-PRC-01'"), std::string::npos) << bad.out;
 }
