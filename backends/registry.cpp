@@ -7,8 +7,7 @@
 #include "kc/backend.h"
 #include "plugin/plugin_backend.h"
 #include "ref/ref_backend.h"
-// CALIBRATION: the lead adds `#include "calibration/calibration_backend.h"` here
-// (declares kc::backends::make_calibration_backend()).
+#include "calibration/calibration_backend.h"
 
 namespace kc {
 
@@ -89,7 +88,7 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       backends::make_openblas_backend,
       backends::make_blis_backend,
       backends::make_refblas_backend,
-      // CALIBRATION: the lead adds `backends::make_calibration_backend,` here.
+      backends::make_calibration_backend,
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };
   for (const Factory& make : table) KC_RETURN_IF_ERROR(registry.add(make()));

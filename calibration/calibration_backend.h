@@ -1,0 +1,50 @@
+// kc — the `calibration` backend: for every contract class, a trio of impls
+// (baseline, bad, good) that proves the contract can tell bad from good
+// (DESIGN.md §5, docs/classes/). These kernels are deliberately wrong in
+// documented ways; they exist to calibrate kc, never to be used.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "kc/backend.h"
+
+namespace kc::backends {
+
+std::unique_ptr<Backend> make_calibration_backend();
+
+}  // namespace kc::backends
+
+namespace kc::calibration {
+
+using ImplList = std::vector<std::shared_ptr<const Impl>>;
+
+/// An impl whose kernel is a function over the call.
+class FnImpl : public Impl {
+ public:
+  using Kernel = std::function<Status(Call&)>;
+  FnImpl(Declaration decl, Kernel kernel) : decl_(std::move(decl)), kernel_(std::move(kernel)) {}
+  const Declaration& declaration() const override { return decl_; }
+  Status run(Call& call) const override { return kernel_(call); }
+
+ private:
+  Declaration decl_;
+  Kernel kernel_;
+};
+
+/// A declaration for a calibration impl: backend "calibration", FP32,
+/// FP32 accumulator, BITWISE, IEEE_PROPAGATE, IEEE denormals, oob UNDEFINED
+/// unless the caller changes them.
+Declaration calib_decl(std::string name, std::string op, std::string description);
+
+/// Adds an impl to `out`.
+void add(ImplList& out, Declaration decl, FnImpl::Kernel kernel);
+
+// One function per family, each in its own file.
+void add_precision_impls(ImplList& out);    ///< C-PRC-01..04   (precision.cpp)
+void add_ordering_impls(ImplList& out);     ///< C-ORD-01..03   (ordering.cpp)
+void add_compiler_impls(ImplList& out);     ///< C-CMP-01..03   (compiler.cpp)
+void add_exceptional_impls(ImplList& out);  ///< C-EXC-01..02   (exceptional.cpp)
+
+}  // namespace kc::calibration
