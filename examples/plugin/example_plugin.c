@@ -102,7 +102,8 @@ static int32_t run_matmul(const kc_call* c, char* message, size_t message_size, 
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       float acc = 0.0f;
-      for (int64_t p = 0; p < k; ++p) {
+      /* alpha == 0: A and B are not read (reference BLAS), so NaN there does not leak. */
+      for (int64_t p = 0; alpha != 0.0f && p < k; ++p) {
         const float av = trans_a ? pa[p * lda + i] : pa[i * lda + p];
         const float bv = trans_b ? pb[j * ldb + p] : pb[p * ldb + j];
         acc = accumulate(acc, av * bv);
