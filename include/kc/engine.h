@@ -16,6 +16,7 @@
 
 #include "kc/backend.h"
 #include "kc/enum_table.h"
+#include "kc/isolate.h"
 #include "kc/lang.h"
 #include "kc/model.h"
 #include "kc/op.h"
@@ -89,6 +90,8 @@ struct CheckRequest {
   std::optional<std::string> config;       ///< run only this config ("K=4096 M=16 dtype=FP32")
   std::string trace_path;                  ///< append JSONL records here (empty = none)
   bool progress = false;                   ///< progress line on stderr
+  isolate::Mode isolation = isolate::Mode::kProcess;  ///< --isolate=process|none
+  isolate::Limits limits;                  ///< --timeout, --memory-limit (per kernel call)
 };
 
 struct CheckResult {

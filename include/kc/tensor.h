@@ -23,6 +23,12 @@ class Tensor {
   Tensor(DType dtype, std::vector<std::int64_t> shape);
   /// Strided tensor; storage covers the largest reachable offset.
   Tensor(DType dtype, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides);
+  /// A non-owning view of external storage laid out as `like` (same dtype,
+  /// shape, strides, like.nbytes() bytes at `data`). The caller keeps the
+  /// storage alive; copies of a view alias the same bytes. Used by the worker
+  /// process (kc/isolate.h) to run kernels on guarded buffers.
+  static Tensor view(const Tensor& like, std::byte* data);
+  bool is_view() const { return view_ != nullptr; }
 
   DType dtype() const { return dtype_; }
   const std::vector<std::int64_t>& shape() const { return shape_; }
@@ -33,14 +39,14 @@ class Tensor {
   std::int64_t numel() const;
   /// Number of storage elements (>= numel for padded strides).
   std::int64_t storage_elems() const { return storage_elems_; }
-  std::size_t nbytes() const { return bytes_.size(); }
+  std::size_t nbytes() const { return view_ ? view_bytes_ : bytes_.size(); }
 
   template <typename T>
-  T* data() { return reinterpret_cast<T*>(bytes_.data()); }
+  T* data() { return reinterpret_cast<T*>(raw()); }
   template <typename T>
-  const T* data() const { return reinterpret_cast<const T*>(bytes_.data()); }
-  std::byte* raw() { return bytes_.data(); }
-  const std::byte* raw() const { return bytes_.data(); }
+  const T* data() const { return reinterpret_cast<const T*>(raw()); }
+  std::byte* raw() { return view_ ? view_ : bytes_.data(); }
+  const std::byte* raw() const { return view_ ? view_ : bytes_.data(); }
 
   /// Storage element at offset (not logical index), converted to double.
   double load(std::int64_t offset) const;
@@ -78,6 +84,8 @@ class Tensor {
   std::vector<std::int64_t> strides_;
   std::int64_t storage_elems_ = 0;
   std::vector<std::byte> bytes_;
+  std::byte* view_ = nullptr;  ///< external storage of a view (bytes_ is then empty)
+  std::size_t view_bytes_ = 0;
 };
 
 }  // namespace kc

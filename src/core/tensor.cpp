@@ -41,6 +41,17 @@ Tensor::Tensor(DType dtype, std::vector<std::int64_t> shape, std::vector<std::in
                 std::byte{0});
 }
 
+Tensor Tensor::view(const Tensor& like, std::byte* data) {
+  Tensor t;
+  t.dtype_ = like.dtype_;
+  t.shape_ = like.shape_;
+  t.strides_ = like.strides_;
+  t.storage_elems_ = like.storage_elems_;
+  t.view_bytes_ = like.nbytes();
+  t.view_ = data;
+  return t;
+}
+
 std::int64_t Tensor::numel() const {
   // A default-constructed Tensor has no storage and no elements; a rank-0
   // tensor built from an empty shape is a scalar with one.
@@ -125,7 +136,7 @@ Tensor Tensor::from_doubles(DType dtype, std::vector<std::int64_t> shape,
 }
 
 void Tensor::fill_bytes(std::uint8_t pattern) {
-  std::memset(bytes_.data(), pattern, bytes_.size());
+  if (nbytes() > 0) std::memset(raw(), pattern, nbytes());
 }
 
 void Tensor::fill_storage(double v) {
@@ -134,8 +145,9 @@ void Tensor::fill_storage(double v) {
 
 std::uint64_t Tensor::hash() const {
   std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis
-  for (std::byte b : bytes_) {
-    h ^= static_cast<std::uint8_t>(b);
+  const std::byte* p = raw();
+  for (std::size_t i = 0, n = nbytes(); i < n; ++i) {
+    h ^= static_cast<std::uint8_t>(p[i]);
     h *= 0x100000001b3ull;  // FNV-1a 64 prime
   }
   return h;

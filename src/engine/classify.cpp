@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -242,6 +243,36 @@ void classify_axes(const std::vector<Config>& configs, const std::vector<bool>& 
   auto is_shape = [](const std::string& p) {
     return p == "M" || p == "N" || p == "K" || p == "n" || p == "rows" || p == "cols" || p == "dim";
   };
+  // Tile remainder over several shape axes at once: a config fails exactly when
+  // one of its sizes is not a multiple of the tile (a kernel that drops the
+  // remainder in M, N and K fails whenever any of them has one). The per-axis
+  // test below cannot see this: each axis then fails at multiples too.
+  std::vector<std::string> shape_axes;
+  for (const auto& [param, unused] : configs.front().params) {
+    if (!is_shape(param)) continue;
+    std::set<std::string> values;
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      if (ran[i]) values.insert(configs[i].get(param));
+    if (values.size() > 1) shape_axes.push_back(param);
+  }
+  if (shape_axes.size() > 1 && any_pass) {
+    for (std::int64_t tile : {32, 16, 8, 4}) {
+      bool fits = true;
+      for (std::size_t i = 0; i < configs.size() && fits; ++i) {
+        if (!ran[i]) continue;
+        bool remainder = false;
+        for (const auto& p : shape_axes) remainder = remainder || std::atoll(configs[i].get(p).c_str()) % tile != 0;
+        fits = remainder == failed[i];
+      }
+      if (!fits) continue;
+      std::string axes;
+      for (const auto& p : shape_axes) axes += (axes.empty() ? "" : ", ") + p;
+      sigs->push_back({"TILE_REMAINDER", {std::to_string(tile)}});
+      notes->push_back("a config fails exactly when one of " + axes + " is not a multiple of " +
+                       std::to_string(tile) + ": a remainder tile is mishandled");
+      return;
+    }
+  }
   for (const auto& [param, unused] : configs.front().params) {
     std::set<std::string> fail_values, pass_values, all_values;
     for (std::size_t i = 0; i < configs.size(); ++i) {

@@ -1,6 +1,7 @@
 #include "engine/plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -182,7 +183,12 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
         }
         auto e = lang::parse_expr(a);
         if (!e.ok()) return invalid_argument("inject: argument '" + a + "': " + e.status().message());
-        auto v = lang::eval_expr(*e, {});
+        // `oob(-1, -bound, bound, bound + 10)`: values relative to the index
+        // bound of each call; the indexing ops always inject that standard set
+        // themselves, so an argument over `bound` is documentation, kept as NaN.
+        ExprEnv oob_env;
+        if (m.anomaly == "oob") oob_env.vars["bound"] = std::numeric_limits<double>::quiet_NaN();
+        auto v = lang::eval_expr(*e, oob_env);
         if (!v.ok()) return invalid_argument("inject: argument '" + a + "': " + v.status().message());
         probe.args.push_back(*v);
       }

@@ -14,6 +14,7 @@
 #include "engine/policy.h"
 #include "kc/engine.h"
 #include "kc/metrics.h"
+#include "kc/peak.h"
 
 namespace kc::engine {
 
@@ -260,11 +261,30 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   const Postcondition& post = contract.post;
   std::int64_t skipped_configs = 0;
 
+  // The kernel runs in a worker process (kc/isolate.h) unless --isolate=none;
+  // a crash, hang, memory blow-up or write outside a buffer ends the case as an
+  // error verdict with the worker's signature.
+  isolate::Worker worker(impl, request.isolation, request.limits);
+  auto worker_failed = [&](const isolate::Outcome& o, const std::string& config, std::int64_t sample,
+                           std::uint64_t in_hash) {
+    res.signatures = {*o.failure};
+    res.input_hash = hex64(in_hash);
+    res.repro = repro_command(contract, contract_file, decl.name, request, config, sample);
+    return finish(Verdict::kError, o.failure->to_string() + ": " + o.status.message());
+  };
+  // Integrity checks the contract does not name: outputs that ignore their
+  // inputs (once per case) and kernel times below the physical floor (host
+  // kernels only: a host peak says nothing about a device).
+  bool stale_checked = false;
+  const bool time_checked = isolate::runtime_traits(decl.backend).runs_on_host;
+
   for (const Config& config : plan.configs) {
     ConfigEvidence ce;
     ce.config = config.to_string();
     std::vector<double> config_ratios;
     std::string observed;  // behaviour class seen by a policy judge
+    std::vector<double> kernel_seconds;  // random-input calls that returned OK
+    TimeFloor config_floor;
     for (std::int64_t s = 0; s < plan.samples; ++s) {
       if (request.sample_index && *request.sample_index != s) continue;
       const std::uint64_t seed = case_seed(request.seed, contract.id, config, s);
@@ -292,6 +312,9 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           return finish(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
         }
       }
+      // The worker starts before the oracle runs: its memory is a copy of kc's.
+      if (Status ws = worker.prepare(call); !ws.ok())
+        return finish(Verdict::kError, "cannot start a worker process: " + ws.message());
       auto oracle = op.oracle(call, oracle_options);
       if (!oracle.ok()) return finish(Verdict::kError, "oracle failed: " + oracle.status().message());
 
@@ -300,11 +323,19 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
       const int runs = plan.invocations;
       std::vector<std::vector<double>> first_outputs;
       std::int64_t mismatched_runs = 0;
+      const std::int64_t failures_before = ce.failures;
+      bool compared = false;  // the numeric comparison ran on this sample
 
       for (int run = 0; run < runs; ++run) {
         if (run > 0) call = inputs;
         poison_outputs(call);
-        Status status = impl.run(call);
+        const isolate::Outcome outcome = worker.run(call);
+        if (outcome.failure) return worker_failed(outcome, ce.config, s, in_hash);
+        Status status = outcome.status;
+        if (status.ok() && !plan.probe && time_checked) {
+          kernel_seconds.push_back(outcome.seconds);
+          if (kernel_seconds.size() == 1) config_floor = time_floor(call, host_peak());
+        }
         st.any_run = true;
         if (inputs_hash(call) != in_hash) {
           st.any_fail = true;
@@ -393,6 +424,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
         }
 
         // Numeric comparison against the oracle.
+        compared = true;
         for (std::size_t o = 0; o < oracle->output_names.size(); ++o) {
           const std::string& name = oracle->output_names[o];
           const Tensor& out = call.t(name);
@@ -471,6 +503,57 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           }
         }
       }
+      // STALE_OUTPUT, once per case: re-fill the inputs at the same addresses
+      // with new values. Outputs that stay bit-identical while the reference
+      // changes were cached (by address) or never recomputed.
+      if (!stale_checked && compared && runs == 1 && ce.failures == failures_before && !plan.probe &&
+          !oracle->output_names.empty()) {
+        stale_checked = true;
+        Call fresh = inputs;
+        Rng fresh_rng(derive_seed(seed, 0x7374616c65ull));  // "stale"
+        op.fill(fresh, plan.fill, fresh_rng);
+        auto fresh_oracle = op.oracle(fresh, oracle_options);
+        bool reference_changed = false;
+        if (fresh_oracle.ok() && fresh_oracle->outputs.size() == oracle->outputs.size()) {
+          for (std::size_t o = 0; o < oracle->outputs.size() && !reference_changed; ++o) {
+            const DType dt = call.t(oracle->output_names[o]).dtype();
+            const auto& a = oracle->outputs[o];
+            const auto& b = fresh_oracle->outputs[o];
+            for (std::size_t i = 0; i < a.size() && i < b.size() && !reference_changed; ++i)
+              reference_changed = !bitwise_equal(round_to(a[i], dt), round_to(b[i], dt), dt);
+          }
+        }
+        if (reference_changed) {
+          std::vector<std::vector<double>> before;
+          for (const auto& name : oracle->output_names) before.push_back(call.t(name).to_doubles());
+          for (std::size_t k = 0; k < call.tensors.size(); ++k)  // same buffers, new values
+            if (call.tensors[k].nbytes() == fresh.tensors[k].nbytes() && call.tensors[k].nbytes() > 0)
+              std::memcpy(call.tensors[k].raw(), fresh.tensors[k].raw(), call.tensors[k].nbytes());
+          poison_outputs(call);
+          const isolate::Outcome again = worker.run(call);
+          if (again.failure) return worker_failed(again, ce.config, s, inputs_hash(fresh));
+          bool same = again.status.ok();
+          for (std::size_t o = 0; o < before.size() && same; ++o) {
+            const Tensor& out = call.t(oracle->output_names[o]);
+            const std::vector<double> got = out.to_doubles();
+            for (std::size_t i = 0; i < got.size() && i < before[o].size() && same; ++i)
+              same = bitwise_equal(got[i], before[o][i], out.dtype());
+          }
+          if (same) {
+            st.any_fail = true;
+            ce.failures++;
+            res.evidence.failures++;
+            st.add_signature({"STALE_OUTPUT", {}});
+            st.note("outputs stayed bit-identical when the inputs, at the same addresses, were re-filled "
+                    "with new values that change the reference: a result cached by address, or never "
+                    "recomputed");
+            st.worst_config = ce.config;
+            st.worst_sample = s;
+            st.worst_seed = seed;
+            res.input_hash = hex64(in_hash);
+          }
+        }
+      }
       if (runs > 1) {
         config_ratios.push_back(static_cast<double>(mismatched_runs));
         ce.elements += runs;
@@ -490,6 +573,23 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
         }
       }
       if (!ce.note.empty()) break;
+    }
+    // TIMING_IMPLAUSIBLE: noise only slows a kernel down, so a median below
+    // the physical floor means the work was not done.
+    if (!kernel_seconds.empty() && config_floor.seconds > 0) {
+      auto mid = kernel_seconds.begin() + static_cast<std::ptrdiff_t>(kernel_seconds.size() / 2);
+      std::nth_element(kernel_seconds.begin(), mid, kernel_seconds.end());
+      const double median = *mid;
+      if (median < config_floor.seconds) {
+        st.any_fail = true;
+        ce.failures++;
+        res.evidence.failures++;
+        st.add_signature({"TIMING_IMPLAUSIBLE", {}});
+        st.note("median kernel time " + fmt_g(median * 1e6) + " us over " + std::to_string(kernel_seconds.size()) +
+                " call(s), warm cache, is below the physical floor " + fmt_g(config_floor.seconds * 1e6) +
+                " us (" + config_floor.basis + "; " + host_peak().basis + ")");
+        if (st.worst_config.empty()) st.worst_config = ce.config;
+      }
     }
     if (!observed.empty() && ce.note.empty()) ce.note = "observed " + observed;
     if (!config_ratios.empty()) {

@@ -49,7 +49,9 @@ bool glob_match(std::string_view p, std::string_view t) {
 std::vector<std::string> ops_for_scope(const std::string& scope_entry) {
   // Op classes of the paper's taxonomy map onto the ops kc knows; an op name maps to itself.
   if (scope_entry == "reduction") return {"sum", "asum", "nrm2", "dot"};
-  if (scope_entry == "elementwise") return {"scal"};
+  if (scope_entry == "elementwise")
+    return {"scal", "relu", "gelu_erf", "gelu_tanh", "silu", "exp", "log", "tanh", "erf"};
+  if (scope_entry == "indexing") return {"gather", "index_select", "embedding", "scatter_add"};
   return {scope_entry};
 }
 

@@ -50,7 +50,7 @@ class YamlParser {
     }
     for (auto it = root.begin(); it != root.end(); ++it) {
       const std::string key = scalar_key(it->first);
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;
       if (key == "contracts") for_each_item(v, key, [&](const YAML::Node& n) { contract(n); });
       else if (key == "impls") for_each_item(v, key, [&](const YAML::Node& n) { impl(n); });
       else if (key == "calibrations") for_each_item(v, key, [&](const YAML::Node& n) { calibration(n); });
@@ -105,7 +105,7 @@ class YamlParser {
       d_.error(at(v.Mark()), 0, "'" + key + "' must be a list");
       return;
     }
-    for (const auto& item : v) {
+    for (const YAML::Node item : v) {
       if (!item.IsMap()) {
         d_.error(at(item.Mark()), 0, "each item of '" + key + "' must be a map");
         continue;
@@ -120,7 +120,7 @@ class YamlParser {
       Span s(file_, lines_);
       std::string joined;
       bool first = true;
-      for (const auto& item : v) {
+      for (const YAML::Node item : v) {
         if (!item.IsScalar()) {
           d_.error(at(item.Mark()), 0, "list items must be strings");
           continue;
@@ -143,7 +143,7 @@ class YamlParser {
                                                   "comments"};
     for (auto it = n.begin(); it != n.end(); ++it) {
       const std::string key = scalar_key(it->first);
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
         unknown(it->first, key, keys);
         continue;
@@ -185,7 +185,7 @@ class YamlParser {
     if (key == "pre" && v.IsSequence()) {
       Span s(file_, lines_);
       bool first = true;
-      for (const auto& item : v) {
+      for (const YAML::Node item : v) {
         if (!item.IsScalar()) {
           d_.error(at(item.Mark()), 0, "each pre conjunct is a string");
           continue;
@@ -239,7 +239,7 @@ class YamlParser {
     for (const auto& k : impl_keywords()) keys.push_back(k);
     for (auto it = n.begin(); it != n.end(); ++it) {
       const std::string key = scalar_key(it->first);
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
         unknown(it->first, key, keys);
         continue;
@@ -277,7 +277,7 @@ class YamlParser {
     for (const auto& k : calibration_keywords()) keys.push_back(k);
     for (auto it = n.begin(); it != n.end(); ++it) {
       const std::string key = scalar_key(it->first);
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) unknown(it->first, key, keys);
       else if (key == "contract") cal.contract = text(v);
       else if (key == "comment") cal.comment = text(v);
@@ -295,7 +295,7 @@ class YamlParser {
     for (const auto& k : suite_keywords()) keys.push_back(k);
     for (auto it = n.begin(); it != n.end(); ++it) {
       const std::string key = scalar_key(it->first);
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) unknown(it->first, key, keys);
       else if (key == "name") s.name = text(v);
       else if (key == "comment") s.comment = text(v);

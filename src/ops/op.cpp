@@ -276,6 +276,17 @@ Status apply_generic_probe(Call& call, const Probe& probe, Rng& rng,
     }
     return ok_status();
   }
+  if (p == "nonfinite") {
+    // NaN, +Inf and -Inf in turn at sparse random positions: one probe shows
+    // all three propagation rules (C-EXC-01) on the same call.
+    const double cycle[3] = {std::numeric_limits<double>::quiet_NaN(), inf, -inf};
+    for (const std::string& name : targets) {
+      Tensor& t = call.t(name);
+      const auto at = pick_positions(t.numel(), std::max<std::int64_t>(3, density_count(probe.density, t.numel())), rng);
+      for (std::size_t k = 0; k < at.size(); ++k) t.set(at[k], cycle[k % 3]);
+    }
+    return ok_status();
+  }
   if (p == "subnormal") {
     // Values +-v * [1, 2): with the default v = min_normal / 16 they lie four
     // binades below min_normal, subnormal in the tensor's format.
@@ -327,7 +338,7 @@ Status apply_generic_probe(Call& call, const Probe& probe, Rng& rng,
   }
   if (p == "oob") return invalid_argument("probe 'oob' applies to indexing ops, not " + call.op);
   return invalid_argument("unknown probe '" + p +
-                          "' (known: nan, inf, neg_inf, subnormal, zero, saturation, mantissa, oob)");
+                          "' (known: nan, inf, neg_inf, nonfinite, subnormal, zero, saturation, mantissa, oob)");
 }
 
 }  // namespace ops::detail

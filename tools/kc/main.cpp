@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -59,6 +60,11 @@ options (check, grade):
   --trace FILE         append one hash-chained JSON line per verdict
   --out DIR            (grade) directory for report.json, report.junit.xml, report.md, trace.jsonl
   --no-color           never colour the table
+  --isolate MODE       process (default): each impl runs in a worker process on guarded
+                       buffers, so a crash, hang, memory blow-up or out-of-bounds write
+                       becomes an error verdict; none: in kc's process, for debugging
+  --timeout SECONDS    wall-clock limit per kernel call in a worker (default 60)
+  --memory-limit SIZE  memory a worker may add per impl, e.g. 512M, 4G (default 4G)
 
 exit codes:
   0  every case conforming or not applicable
@@ -96,8 +102,20 @@ bool parse_u64(const std::string& s, std::uint64_t* out) {
 int parse_args(int argc, char** argv, Args* a) {
   std::vector<std::string> v(argv + 1, argv + argc);
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::string& s = v[i];
+    std::string s = v[i];
+    // --flag=value is the same as --flag value.
+    std::optional<std::string> inline_value;
+    if (s.rfind("--", 0) == 0) {
+      if (const auto eq = s.find('='); eq != std::string::npos) {
+        inline_value = s.substr(eq + 1);
+        s.resize(eq);
+      }
+    }
     auto value = [&](std::string* out) -> bool {
+      if (inline_value) {
+        *out = *inline_value;
+        return true;
+      }
       if (i + 1 >= v.size()) return false;
       *out = v[++i];
       return true;
@@ -141,6 +159,21 @@ int parse_args(int argc, char** argv, Args* a) {
       if (!value(&a->out)) return usage_error("--out needs a directory");
     } else if (s == "--to") {
       if (!value(&a->to)) return usage_error("--to needs kc or yaml");
+    } else if (s == "--isolate") {
+      const std::string choices = kc::enum_choices(kc::isolate::mode_table());
+      if (!value(&x)) return usage_error("--isolate needs " + choices);
+      const auto mode = kc::enum_parse(kc::isolate::mode_table(), x);
+      if (!mode) return usage_error("unknown isolation '" + x + "' (" + choices + ")");
+      a->request.isolation = *mode;
+    } else if (s == "--timeout") {
+      char* end = nullptr;
+      const double t = value(&x) ? std::strtod(x.c_str(), &end) : 0;
+      if (end == nullptr || *end != '\0' || !(t > 0)) return usage_error("--timeout needs a positive number of seconds");
+      a->request.limits.timeout_s = t;
+    } else if (s == "--memory-limit") {
+      const auto bytes = value(&x) ? kc::isolate::parse_bytes(x) : std::nullopt;
+      if (!bytes || *bytes <= 0) return usage_error("--memory-limit needs a size such as 512M or 4G");
+      a->request.limits.memory_bytes = *bytes;
     } else if (s == "--no-color") {
       a->color = false;
     } else if (!s.empty() && s[0] == '-') {

@@ -64,8 +64,14 @@ class FusedMatmulOp final : public Op {
     return detail::make_call_from(name_, config, std::move(slots));
   }
 
-  Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
+  Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     KC_ASSIGN_OR_RETURN(UnaryFn act, activation(call.config));
+    // `reference ... with intermediates = FP32` asks fused_matmul for the
+    // sequential answer (C-CMP-01: the fused op against its unfused composition).
+    const auto inter = options.with.find("intermediates");
+    if (inter != options.with.end() && inter->second != "FP32")
+      return invalid_argument("fused_matmul: intermediates = " + inter->second + " (only FP32 is defined)");
+    const bool sequential = sequential_ || inter != options.with.end();
     const Tensor& a = call.t("A");
     const Tensor& b = call.t("B");
     const Tensor& bias = call.t("bias");
@@ -77,7 +83,7 @@ class FusedMatmulOp final : public Op {
         long double dot = 0;
         for (std::int64_t p = 0; p < k; ++p)
           dot += static_cast<long double>(a.at(i * k + p)) * static_cast<long double>(b.at(p * n + j));
-        if (sequential_) {
+        if (sequential) {
           // The unfused pipeline: each stage writes an FP32 tensor.
           const double t = round_to(static_cast<double>(dot), DType::kF32);
           const double u = round_to(t + bias.at(j), DType::kF32);
@@ -128,12 +134,14 @@ class FusedMatmulOp final : public Op {
     const Tensor& b = call.t("B");
     const auto [ma, sa] = detail::abs_max_sum(a);
     const auto [mb, sb] = detail::abs_max_sum(b);
+    const double mbias = detail::abs_max_sum(call.t("bias")).first;
     return detail::with_base_vars(Op::expr_vars(call), {{"M", static_cast<double>(a.dim(0))},
                                                         {"K", static_cast<double>(a.dim(1))},
                                                         {"N", static_cast<double>(b.dim(1))},
                                                         {"L", accumulation_length(call)},
                                                         {"max|A|", ma},
                                                         {"max|B|", mb},
+                                                        {"max|bias|", mbias},
                                                         {"max|x|", std::max(ma, mb)},
                                                         {"sum|x|", sa + sb}});
   }

@@ -1,7 +1,9 @@
 // kc — fused matmul + bias + activation, and its sequential composition (C-CMP-01).
 //
 // fused_matmul:      C = act(A·B + bias), row-major, A {M,K}, B {K,N}, bias {N}, C {M,N}.
-//                    Oracle: the exact composition in long double, rounded once.
+//                    Oracle: the exact composition in long double, rounded once; with
+//                    `reference ... with intermediates = FP32` it is the sequential
+//                    answer below instead (how C-CMP-01 reaches it for a fused impl).
 // sequential_matmul: same signature; the oracle is what an unfused pipeline with FP32
 //                    intermediates computes: T = fp32(A·B) (exact dot, rounded to FP32),
 //                    U = fp32(T + bias), C = act(U) in FP64, rounded to the output dtype.

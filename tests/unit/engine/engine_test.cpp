@@ -216,6 +216,7 @@ TEST(Engine, SameSeedSameInputsAcrossImpls) {
   });
   CheckRequest req;
   req.samples = 1;
+  req.isolation = isolate::Mode::kNone;  // `seen` lives in this process
   run_case(parse_one(kBound), "t.kc", a, info(), req);
   const auto first = seen;
   seen.clear();

@@ -1,0 +1,116 @@
+// kc — isolation: the kernel under test runs in a worker process, on guarded
+// buffers, under a wall-clock timeout and a memory limit (DESIGN.md §7).
+//
+// A crash, a hang, a memory blow-up or a write outside a buffer becomes an
+// Outcome with a named signature (CRASH(SIGSEGV), TIMEOUT(2s), MEMORY_LIMIT(4GiB),
+// GUARD_OVERWRITTEN(C, after), ...), never a dead or stuck kc.
+//
+// How a call travels: the parent copies the call's tensors into a shared
+// transfer region and wakes the worker; the worker copies them into its own
+// buffers, each right-aligned against a PROT_NONE guard page (an overrun faults
+// at once) with canary bytes in the slack before the data and in the < 16-byte
+// gap after it (checked after the call), runs the kernel, checks the canaries,
+// and copies every tensor back. One worker serves every call of one layout, so
+// repeated invocations run in one process on the same buffer addresses (what a
+// determinism contract, and a check for results cached by address, need).
+//
+// The worker is a fork() of kc, and the kernel runs on a thread the worker
+// creates, never on the worker's main thread: libgomp (the OpenMP runtime of
+// Debian's BLIS) keeps its thread pool in the forking thread's thread-local
+// state, and a parallel region entered from that thread in the child waits
+// forever for pool threads that fork() did not copy. A fresh thread starts a
+// fresh pool. OpenBLAS shuts its pool down in a pthread_atfork handler.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kc/backend.h"
+#include "kc/enum_table.h"
+#include "kc/model.h"
+#include "kc/op.h"
+#include "kc/status.h"
+
+namespace kc::isolate {
+
+enum class Mode { kProcess, kNone };
+std::span<const EnumEntry<Mode>> mode_table();
+inline std::string_view mode_name(Mode m) { return enum_name(mode_table(), m); }
+
+/// Limits on one kernel call in a worker.
+struct Limits {
+  double timeout_s = 60;  ///< wall clock per call; the worker is killed past it
+  /// Memory the worker may add on top of kc and the call's own buffers:
+  /// resident growth (polled) and, where no sanitizer reserves address space,
+  /// RLIMIT_AS (with an allowance per hardware thread for thread stacks,
+  /// malloc arenas and BLAS buffers).
+  std::int64_t memory_bytes = std::int64_t{4} << 30;
+};
+
+/// What kc knows about a backend's runtime.
+struct RuntimeTraits {
+  bool survives_fork = true;   ///< usable in a child forked after the parent initialised it
+  bool runs_on_host = true;    ///< kernels run on this CPU, so host peaks bound their time
+  std::string_view note;       ///< why not, with the source
+};
+/// From one table keyed by backend name; unknown backends are host, fork-safe.
+RuntimeTraits runtime_traits(std::string_view backend);
+
+/// What one call did.
+struct Outcome {
+  /// The kernel's own Status (OK, kKernelRaised, kUnimplemented, ...), or why the
+  /// worker stopped the call (kCrashed, kDeadlineExceeded, kResourceExhausted, kInternal).
+  Status status;
+  /// Set when the worker stopped the call: CRASH(SIGSEGV), CRASH(exit 3),
+  /// TIMEOUT(2s), MEMORY_LIMIT(4GiB), GUARD_OVERWRITTEN(C, after),
+  /// GUARD_READ(A, after), WORKER_FAILED.
+  std::optional<Signature> failure;
+  double seconds = 0;  ///< wall time inside Impl::run (measured in the worker)
+};
+
+/// Runs one impl's calls, in a worker process or in-process.
+class Worker {
+ public:
+  Worker(const Impl& impl, Mode mode, Limits limits);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  /// Starts the worker for calls laid out like `call` (op, config, tensor
+  /// dtypes, shapes and strides) if none is running for that layout. Call it
+  /// before computing what the kernel must not see (the oracle's answer): the
+  /// worker's memory is a copy of kc's at this moment.
+  Status prepare(const Call& call);
+  /// Runs the impl on `call` and writes every tensor back in place, like
+  /// Impl::run. A call with a new layout replaces the worker; a failure ends it
+  /// (the next call starts a fresh one).
+  Outcome run(Call& call);
+
+  /// Whether calls leave kc's process (false for Mode::kNone and for backends
+  /// whose runtime does not survive fork(); in_process_reason() says which).
+  bool isolated() const { return isolated_; }
+  const std::string& in_process_reason() const { return in_process_reason_; }
+  /// Worker processes started so far (1 per layout unless calls failed).
+  int spawned() const { return spawned_; }
+
+  struct Child;  ///< a running worker process (defined in src/isolate)
+
+ private:
+  const Impl& impl_;
+  Limits limits_;
+  bool isolated_ = true;
+  std::string in_process_reason_;
+  int spawned_ = 0;
+  std::unique_ptr<Child> child_;
+};
+
+/// "4GiB", "512MiB", "1234B": the memory-limit spelling used in signatures.
+std::string format_bytes(std::int64_t bytes);
+/// Parses "4G", "512M", "1.5GiB", "65536" (bytes); nullopt if malformed.
+std::optional<std::int64_t> parse_bytes(std::string_view text);
+
+}  // namespace kc::isolate

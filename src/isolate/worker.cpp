@@ -1,0 +1,738 @@
+// kc — the worker process (see kc/isolate.h).
+//
+// Parent side: Worker::run copies a call into the transfer region, sends one
+// byte over a socketpair and waits for one byte back, with a wall-clock
+// deadline and a resident-memory watch; a dead or killed worker is decoded
+// into a named failure from its wait status and the shared block it wrote.
+// Worker side (child_main / serve): guarded buffers, fault handlers, limits,
+// and one kernel thread that serves calls until the socket closes.
+#include "kc/isolate.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "isolate/guard.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KC_ISOLATE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KC_ISOLATE_ASAN 1
+#endif
+#endif
+
+namespace kc::isolate {
+
+namespace {
+
+constexpr std::array<EnumEntry<Mode>, 2> kModes{{
+    {Mode::kProcess, "process",
+     "each impl runs in a worker process: a crash, hang or memory blow-up becomes an error verdict"},
+    {Mode::kNone, "none", "impls run inside kc's process (for debugging; a crash ends kc)"},
+}};
+
+struct RuntimeRow {
+  std::string_view backend;
+  RuntimeTraits traits;
+};
+// Backends whose runtime cannot be used in a child forked after the parent
+// initialised it. CUDA: "the CUDA runtime is not fork-safe" — a child of a
+// process that called into CUDA (kc probes the device) gets
+// cudaErrorInitializationError (CUDA Programming Guide, Initialization; NVIDIA
+// forum/cuda-samples guidance: initialise CUDA after fork, or exec).
+constexpr RuntimeRow kRuntimes[] = {
+    {"cuda",
+     {false, false,
+      "the CUDA runtime cannot be used in a child forked after kc initialised it; device "
+      "buffers carry their own canary bands"}},
+    {"opencl", {false, false, "OpenCL runtimes start device threads that fork() does not copy"}},
+};
+
+// --- The shared block: what the worker tells the parent about the current call.
+
+enum class Fault : std::int32_t {
+  kNone = 0,
+  kGuardPage,   ///< a fault on a guard page (fault_tensor, fault_side, fault_access)
+  kCanary,      ///< canary bytes changed (fault_tensor, fault_side)
+  kBadAlloc,    ///< std::bad_alloc escaped the kernel
+  kException,   ///< another exception escaped the kernel (message)
+  kSignal,      ///< SIGSEGV/SIGBUS elsewhere (signo, fault_addr, saved_errno)
+  kSetup,       ///< the worker could not set itself up (message)
+};
+
+struct SharedBlock {
+  std::int32_t status_code;
+  Fault fault;
+  std::int32_t fault_tensor;
+  std::int32_t fault_side;    ///< 0 before, 1 after
+  std::int32_t fault_access;  ///< 0 read, 1 write, -1 unknown
+  std::int32_t signo;
+  std::int32_t saved_errno;
+  std::int32_t reserved;
+  std::uint64_t fault_addr;
+  std::uint64_t fault_distance;  ///< bytes between the fault and the data
+  double seconds;
+  char message[4096];
+};
+
+constexpr int kExitFault = 70;  ///< the worker recorded a fault in the block and exited
+
+void set_message(SharedBlock* b, std::string_view text) {
+  const std::size_t n = std::min(text.size(), sizeof b->message - 1);
+  std::memcpy(b->message, text.data(), n);
+  b->message[n] = '\0';
+}
+
+std::size_t round_up(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
+
+std::int64_t page_size() { return sysconf(_SC_PAGESIZE); }
+
+/// Field `field` (0 size, 1 resident) of /proc/<pid>/statm, in bytes; -1 if unreadable.
+std::int64_t statm_bytes(pid_t pid, int field) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[128];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  long long v[2] = {0, 0};
+  if (std::sscanf(buf, "%lld %lld", &v[0], &v[1]) != 2) return -1;
+  return v[field] * page_size();
+}
+
+std::string fmt_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gs", s);
+  return buf;
+}
+
+std::string signal_name(int sig) {
+  if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(sig);
+}
+
+std::string layout_key(const Call& call) {
+  std::string k = call.op + "|" + call.config.to_string();
+  for (std::size_t i = 0; i < call.tensors.size(); ++i) {
+    const Tensor& t = call.tensors[i];
+    k += "|" + call.names[i] + ":" + std::to_string(static_cast<int>(call.roles[i])) + ":" +
+         std::to_string(static_cast<int>(t.dtype())) + ":" + t.shape_string() + ":";
+    for (auto s : t.strides()) k += std::to_string(s) + ",";
+    k += std::to_string(t.nbytes());
+  }
+  return k;
+}
+
+// --- Worker side. Everything below runs only in the forked child.
+
+struct GuardRange {
+  std::uintptr_t data_begin = 0, data_end = 0;
+  detail::GuardedBuffer buffer;
+};
+
+SharedBlock* g_block = nullptr;
+std::vector<GuardRange>* g_guards = nullptr;
+
+int access_kind(void* context) {
+#if defined(__x86_64__)
+  // Bit 1 of the page-fault error code: the access was a write.
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  return (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0;
+#else
+  (void)context;
+  return -1;
+#endif
+}
+
+// Async-signal-safe: reads prebuilt tables, writes the shared block, _exit()s or
+// re-raises with the default action so the parent sees the real signal.
+void on_fault(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  if (g_block && g_guards) {
+    for (std::size_t i = 0; i < g_guards->size(); ++i) {
+      const GuardRange& g = (*g_guards)[i];
+      const auto side = detail::guard_page_side(g.buffer, addr);
+      if (!side) continue;
+      g_block->fault = Fault::kGuardPage;
+      g_block->fault_tensor = static_cast<std::int32_t>(i);
+      g_block->fault_side = *side == detail::Side::kAfter ? 1 : 0;
+      g_block->fault_access = access_kind(context);
+      g_block->fault_addr = addr;
+      g_block->fault_distance =
+          *side == detail::Side::kAfter ? addr - g.data_end : g.data_begin - addr;
+      _exit(kExitFault);
+    }
+    g_block->fault = Fault::kSignal;
+    g_block->signo = sig;
+    g_block->fault_addr = addr;
+    g_block->saved_errno = saved_errno;
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  // A fault re-executes and dies; a signal sent with kill() dies on return.
+  raise(sig);
+}
+
+[[noreturn]] void setup_failed(const std::string& what) {
+  g_block->fault = Fault::kSetup;
+  set_message(g_block, what);
+  _exit(kExitFault);
+}
+
+/// RLIMIT_CPU backstop for one call: the CPU time used so far plus timeout x
+/// hardware threads (a multithreaded kernel burns CPU that fast), plus 1 s.
+/// Only the soft limit moves, so it can be raised again for the next call.
+void set_cpu_limit(double timeout_s) {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double used = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  const double hw = std::max(1u, std::thread::hardware_concurrency());
+  rlimit rl{};
+  getrlimit(RLIMIT_CPU, &rl);
+  const auto want = static_cast<rlim_t>(std::ceil(used + timeout_s * hw + 1));
+  rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : std::min<rlim_t>(want, rl.rlim_max);
+  setrlimit(RLIMIT_CPU, &rl);
+}
+
+struct ServeArgs {
+  const Impl* impl;
+  const Call* tmpl;
+  Call* view;
+  std::vector<GuardRange>* guards;
+  std::byte* transfer;
+  std::size_t transfer_bytes;
+  const std::vector<std::size_t>* offsets;
+  int sock;
+  double timeout_s;
+};
+
+void serve(const ServeArgs& a) {
+  // Own alternate signal stack, so a stack overflow in the kernel still runs on_fault.
+  const std::size_t alt_bytes = std::max<std::size_t>(SIGSTKSZ, 64 * 1024);
+  void* alt = mmap(nullptr, alt_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (alt != MAP_FAILED) {
+    stack_t ss{};
+    ss.ss_sp = alt;
+    ss.ss_size = alt_bytes;
+    sigaltstack(&ss, nullptr);
+  }
+  auto& guards = *a.guards;
+  for (;;) {
+    char req = 0;
+    const ssize_t n = recv(a.sock, &req, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the parent closed the socket: done
+    g_block->fault = Fault::kNone;
+    g_block->status_code = 0;
+    g_block->message[0] = '\0';
+    for (std::size_t i = 0; i < guards.size(); ++i) {
+      GuardRange& g = guards[i];
+      if (g.buffer.nbytes) std::memcpy(g.buffer.data, a.transfer + (*a.offsets)[i], g.buffer.nbytes);
+      detail::fill_canaries(g.buffer);
+      // A kernel may have replaced a tensor object on an earlier call; every
+      // call starts from the guarded views again.
+      if (a.view->tensors[i].raw() != g.buffer.data || !a.view->tensors[i].is_view())
+        a.view->tensors[i] = Tensor::view(a.tmpl->tensors[i], g.buffer.data);
+    }
+    set_cpu_limit(a.timeout_s);
+    // The kernel has no business in the transfer region.
+    if (a.transfer_bytes) mprotect(a.transfer, a.transfer_bytes, PROT_NONE);
+    Status status;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      status = a.impl->run(*a.view);
+    } catch (const std::bad_alloc&) {
+      g_block->fault = Fault::kBadAlloc;
+      _exit(kExitFault);
+    } catch (const std::exception& e) {
+      g_block->fault = Fault::kException;
+      set_message(g_block, e.what());
+      _exit(kExitFault);
+    } catch (...) {
+      g_block->fault = Fault::kException;
+      set_message(g_block, "an exception of unknown type");
+      _exit(kExitFault);
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (a.transfer_bytes) mprotect(a.transfer, a.transfer_bytes, PROT_READ | PROT_WRITE);
+    for (std::size_t i = 0; i < guards.size(); ++i) {
+      if (auto side = detail::damaged_canary(guards[i].buffer)) {
+        g_block->fault = Fault::kCanary;
+        g_block->fault_tensor = static_cast<std::int32_t>(i);
+        g_block->fault_side = *side == detail::Side::kAfter ? 1 : 0;
+        _exit(kExitFault);
+      }
+    }
+    for (std::size_t i = 0; i < guards.size(); ++i) {
+      const Tensor& t = a.view->tensors[i];
+      const std::size_t nb = guards[i].buffer.nbytes;
+      // A tensor the kernel replaced with one of its own: take its bytes if the
+      // layout matches (what an in-process run would have seen).
+      const std::byte* src = t.raw() == guards[i].buffer.data ? guards[i].buffer.data
+                             : (t.nbytes() == nb ? t.raw() : nullptr);
+      if (!src) {
+        g_block->fault = Fault::kException;
+        set_message(g_block, "the kernel replaced tensor " + a.view->names[i] + " with one of another size");
+        _exit(kExitFault);
+      }
+      if (nb) std::memcpy(a.transfer + (*a.offsets)[i], src, nb);
+    }
+    g_block->status_code = static_cast<std::int32_t>(status.code());
+    set_message(g_block, status.message());
+    g_block->seconds = seconds;
+    const char done = 'D';
+    if (send(a.sock, &done, 1, MSG_NOSIGNAL) != 1) return;
+  }
+}
+
+}  // namespace
+
+// --- Parent side.
+
+struct Worker::Child {
+  pid_t pid = -1;
+  int sock = -1;
+  SharedBlock* block = nullptr;
+  std::size_t block_bytes = 0;
+  std::byte* transfer = nullptr;
+  std::size_t transfer_bytes = 0;
+  std::vector<std::size_t> offsets, sizes;
+  std::vector<std::string> names;
+  std::string layout;
+  std::int64_t rss_baseline = 0;
+  bool reaped = false;
+  int wait_status = 0;
+
+  /// Ends the worker: closes the socket (it exits on EOF), waits up to
+  /// grace_s, then kills its process group; unmaps the regions.
+  void stop(double grace_s) {
+    if (sock >= 0) close(sock);
+    sock = -1;
+    if (pid > 0 && !reaped) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+      while (!reaped) {
+        const pid_t r = waitpid(pid, &wait_status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR)) {
+          reaped = true;
+          break;
+        }
+        if (std::chrono::steady_clock::now() >= until) {
+          kill(-pid, SIGKILL);
+          kill(pid, SIGKILL);
+          while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+          }
+          reaped = true;
+          break;
+        }
+        usleep(1000);
+      }
+    }
+    if (block) munmap(block, block_bytes);
+    if (transfer) munmap(transfer, transfer_bytes);
+    block = nullptr;
+    transfer = nullptr;
+  }
+
+  /// Kills the whole process group now and reaps the worker.
+  void kill_now() {
+    if (pid > 0 && !reaped) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+      }
+      reaped = true;
+    }
+  }
+};
+
+namespace {
+
+[[noreturn]] void child_main(const Impl& impl, const Call& tmpl, Worker::Child& c, int sock,
+                             const Limits& limits, pid_t parent) {
+  setpgid(0, 0);
+  // Die with kc: an orphaned worker spinning in a kernel would outlive it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(kExitFault);
+  g_block = c.block;
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // a crashing kernel is data, not a core file
+
+  static std::vector<GuardRange> guards;
+  guards.resize(tmpl.tensors.size());
+  for (std::size_t i = 0; i < tmpl.tensors.size(); ++i) {
+    if (Status s = detail::make_guarded(tmpl.tensors[i].nbytes(), &guards[i].buffer); !s.ok())
+      setup_failed("guarded buffer for " + tmpl.names[i] + ": " + s.message());
+    guards[i].data_begin = reinterpret_cast<std::uintptr_t>(guards[i].buffer.data);
+    guards[i].data_end = guards[i].data_begin + guards[i].buffer.nbytes;
+  }
+  static Call view;
+  view.op = tmpl.op;
+  view.config = tmpl.config;
+  view.names = tmpl.names;
+  view.roles = tmpl.roles;
+  view.tensors.clear();
+  for (std::size_t i = 0; i < tmpl.tensors.size(); ++i)
+    view.tensors.push_back(Tensor::view(tmpl.tensors[i], guards[i].buffer.data));
+  g_guards = &guards;
+
+  struct sigaction sa {};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, nullptr);
+  sigaction(SIGBUS, &sa, nullptr);
+
+#ifndef KC_ISOLATE_ASAN
+  // Address-space limit: what the worker maps now, plus the memory limit, plus
+  // an allowance per hardware thread for what an honest multithreaded kernel
+  // reserves without using (8 MiB stack, a 64 MiB malloc arena, BLAS buffers).
+  // Under ASan the shadow reservation makes RLIMIT_AS unusable; the parent's
+  // resident-memory watch still applies.
+  if (limits.memory_bytes > 0) {
+    const std::int64_t vm = statm_bytes(getpid(), 0);
+    const std::int64_t hw = std::max(1u, std::thread::hardware_concurrency());
+    if (vm > 0) {
+      const std::int64_t cap = vm + limits.memory_bytes + (hw + 1) * (std::int64_t{256} << 20);
+      rlimit as{};
+      getrlimit(RLIMIT_AS, &as);
+      if (as.rlim_max == RLIM_INFINITY || static_cast<std::int64_t>(as.rlim_max) > cap) {
+        as.rlim_cur = static_cast<rlim_t>(cap);
+        setrlimit(RLIMIT_AS, &as);
+      }
+    }
+  }
+#endif
+
+  ServeArgs args{&impl,         &tmpl, &view, &guards, c.transfer, c.transfer_bytes,
+                 &c.offsets,    sock,  limits.timeout_s};
+  try {
+    // Never the main thread: see kc/isolate.h on libgomp and fork().
+    std::thread kernel_thread(serve, args);
+    kernel_thread.join();
+  } catch (const std::exception& e) {
+    setup_failed(std::string("cannot start the kernel thread: ") + e.what());
+  }
+  std::fflush(nullptr);  // what the kernel printed
+  _exit(0);
+}
+
+Outcome failed(StatusCode code, std::string message, Signature failure) {
+  Outcome o;
+  o.status = Status(code, std::move(message));
+  o.failure = std::move(failure);
+  return o;
+}
+
+}  // namespace
+
+std::span<const EnumEntry<Mode>> mode_table() { return kModes; }
+
+RuntimeTraits runtime_traits(std::string_view backend) {
+  for (const auto& row : kRuntimes)
+    if (row.backend == backend) return row.traits;
+  return {};
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = static_cast<double>(bytes);
+  while (u < 4 && v >= 1024 && std::fmod(v, 1024) == 0) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.0f%s", v, kUnits[u]);
+  return buf;
+}
+
+std::optional<std::int64_t> parse_bytes(std::string_view text) {
+  std::string s(text);
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (errno || end == s.c_str() || !(v >= 0)) return std::nullopt;
+  std::string unit(end);
+  for (auto& ch : unit) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  double scale = 1;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB") scale = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TB" || unit == "TIB") scale = 1024.0 * 1024 * 1024 * 1024;
+  else return std::nullopt;
+  const double bytes = v * scale;
+  if (bytes > 9.0e18) return std::nullopt;
+  return static_cast<std::int64_t>(bytes);
+}
+
+Worker::Worker(const Impl& impl, Mode mode, Limits limits) : impl_(impl), limits_(limits) {
+  if (mode == Mode::kNone) {
+    isolated_ = false;
+    in_process_reason_ = "--isolate=none";
+    return;
+  }
+  const RuntimeTraits traits = runtime_traits(impl.declaration().backend);
+  if (!traits.survives_fork) {
+    isolated_ = false;
+    in_process_reason_ = std::string(traits.note);
+  }
+}
+
+Worker::~Worker() {
+  if (child_) child_->stop(1.0);
+}
+
+Status Worker::prepare(const Call& call) {
+  if (!isolated_) return ok_status();
+  const std::string key = layout_key(call);
+  if (child_ && child_->layout == key) return ok_status();
+  if (child_) {
+    child_->stop(1.0);
+    child_.reset();
+  }
+  auto c = std::make_unique<Child>();
+  c->layout = key;
+  c->names = call.names;
+  std::size_t total = 0, tensor_bytes = 0;
+  for (const Tensor& t : call.tensors) {
+    c->offsets.push_back(total);
+    c->sizes.push_back(t.nbytes());
+    total += round_up(t.nbytes(), 64);
+    tensor_bytes += t.nbytes();
+  }
+  c->block_bytes = round_up(sizeof(SharedBlock), static_cast<std::size_t>(page_size()));
+  void* b = mmap(nullptr, c->block_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (b == MAP_FAILED) return {StatusCode::kResourceExhausted, std::string("mmap: ") + std::strerror(errno)};
+  c->block = static_cast<SharedBlock*>(b);
+  c->transfer_bytes = std::max<std::size_t>(total, 1);
+  void* t = mmap(nullptr, c->transfer_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (t == MAP_FAILED) {
+    c->stop(0);
+    return {StatusCode::kResourceExhausted,
+            "mmap of a " + std::to_string(total) + "-byte transfer region: " + std::strerror(errno)};
+  }
+  c->transfer = static_cast<std::byte*>(t);
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    c->stop(0);
+    return internal_error(std::string("socketpair: ") + std::strerror(errno));
+  }
+  // The worker's own copies (guarded buffers, its touch of the transfer region)
+  // are kc's doing, not the kernel's: the baseline includes them.
+  c->rss_baseline = std::max<std::int64_t>(0, statm_bytes(getpid(), 1)) +
+                    2 * static_cast<std::int64_t>(tensor_bytes) + (std::int64_t{64} << 20);
+  std::fflush(nullptr);  // the worker must not inherit (and repeat) buffered output
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    c->stop(0);
+    return internal_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    close(sv[0]);
+    child_main(impl_, call, *c, sv[1], limits_, parent);
+  }
+  close(sv[1]);
+  setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+  c->pid = pid;
+  c->sock = sv[0];
+  child_ = std::move(c);
+  ++spawned_;
+  return ok_status();
+}
+
+Outcome Worker::run(Call& call) {
+  if (!isolated_) {
+    Outcome o;
+    const auto t0 = std::chrono::steady_clock::now();
+    o.status = impl_.run(call);
+    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return o;
+  }
+  if (Status s = prepare(call); !s.ok())
+    return failed(s.code(), "cannot start a worker: " + s.message(), {"WORKER_FAILED", {}});
+  Child& c = *child_;
+  for (std::size_t i = 0; i < call.tensors.size(); ++i)
+    if (c.sizes[i]) std::memcpy(c.transfer + c.offsets[i], call.tensors[i].raw(), c.sizes[i]);
+  std::memset(c.block, 0, sizeof(SharedBlock));
+
+  enum class End { kDone, kDied, kTimeout, kMemory } end = End::kDied;
+  std::int64_t rss_seen = 0;
+  const char req = 'R';
+  if (send(c.sock, &req, 1, MSG_NOSIGNAL) == 1) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits_.timeout_s);
+    for (;;) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        end = End::kTimeout;
+        break;
+      }
+      // Wake at least every 20 ms to watch the worker's memory.
+      const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+      pollfd p{c.sock, POLLIN, 0};
+      const int pr = poll(&p, 1, static_cast<int>(std::min<long long>(left_ms, 20)));
+      if (pr < 0 && errno != EINTR) break;
+      if (pr > 0) {
+        char reply = 0;
+        const ssize_t n = recv(c.sock, &reply, 1, MSG_DONTWAIT);
+        if (n == 1) {
+          end = End::kDone;
+          break;
+        }
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;  // died
+        continue;
+      }
+      if (limits_.memory_bytes > 0) {
+        rss_seen = statm_bytes(c.pid, 1);
+        if (rss_seen > 0 && rss_seen - c.rss_baseline > limits_.memory_bytes) {
+          end = End::kMemory;
+          break;
+        }
+      }
+      if (waitpid(c.pid, &c.wait_status, WNOHANG) == c.pid) {
+        c.reaped = true;
+        break;
+      }
+    }
+  }
+
+  if (end == End::kDone) {
+    for (std::size_t i = 0; i < call.tensors.size(); ++i)
+      if (c.sizes[i]) std::memcpy(call.tensors[i].raw(), c.transfer + c.offsets[i], c.sizes[i]);
+    Outcome o;
+    const auto code = c.block->status_code;
+    const bool known = code >= 0 && code <= static_cast<std::int32_t>(StatusCode::kInternal);
+    c.block->message[sizeof c.block->message - 1] = '\0';
+    o.status = code == 0 ? ok_status()
+                         : Status(known ? static_cast<StatusCode>(code) : StatusCode::kInternal, c.block->message);
+    o.seconds = c.block->seconds;
+    return o;
+  }
+
+  // The worker is gone or must go. A worker that died is reaped (briefly
+  // waited for: its socket closes just before it exits); one that must go, or
+  // that closed its socket and kept running, is killed with its process group.
+  if (end == End::kDied) {
+    for (int i = 0; i < 500 && !c.reaped; ++i) {
+      if (waitpid(c.pid, &c.wait_status, WNOHANG) == c.pid) c.reaped = true;
+      else usleep(1000);
+    }
+  }
+  c.kill_now();
+  const SharedBlock blk = *c.block;
+  const int ws = c.wait_status;
+  const std::vector<std::string> names = c.names;
+  const std::int64_t rss_growth = rss_seen - c.rss_baseline;
+  child_->stop(0);
+  child_.reset();
+
+  auto tensor_name = [&](std::int32_t i) {
+    return i >= 0 && static_cast<std::size_t>(i) < names.size() ? names[i] : std::string("?");
+  };
+  const std::string mem = format_bytes(limits_.memory_bytes);
+  if (end == End::kTimeout) {
+    return failed(StatusCode::kDeadlineExceeded,
+                  "no result after " + fmt_seconds(limits_.timeout_s) + "; the worker was killed",
+                  {"TIMEOUT", {fmt_seconds(limits_.timeout_s)}});
+  }
+  if (end == End::kMemory) {
+    return failed(StatusCode::kResourceExhausted,
+                  "the worker's resident memory grew " + std::to_string(rss_growth >> 20) +
+                      " MiB beyond kc's own use, past the " + mem + " limit; the worker was killed",
+                  {"MEMORY_LIMIT", {mem}});
+  }
+  switch (blk.fault) {
+    case Fault::kGuardPage: {
+      const std::string t = tensor_name(blk.fault_tensor);
+      const std::string side = blk.fault_side ? "after" : "before";
+      const bool read = blk.fault_access == 0;
+      const std::string where = std::to_string(blk.fault_distance) + " byte(s) " +
+                                (blk.fault_side ? "past the end of " : "before the start of ") + t;
+      return failed(StatusCode::kCrashed,
+                    std::string("the kernel ") + (read ? "read" : blk.fault_access == 1 ? "wrote" : "touched") +
+                        " the guard page " + where,
+                    {read ? "GUARD_READ" : "GUARD_OVERWRITTEN", {t, side}});
+    }
+    case Fault::kCanary: {
+      const std::string t = tensor_name(blk.fault_tensor);
+      const std::string side = blk.fault_side ? "after" : "before";
+      return failed(StatusCode::kCrashed,
+                    "canary bytes " + side + " " + t + " changed: the kernel wrote outside the buffer",
+                    {"GUARD_OVERWRITTEN", {t, side}});
+    }
+    case Fault::kBadAlloc:
+      return failed(StatusCode::kResourceExhausted,
+                    "an allocation failed (std::bad_alloc) under the " + mem + " memory limit",
+                    {"MEMORY_LIMIT", {mem}});
+    case Fault::kException:
+      return failed(StatusCode::kCrashed, std::string("an exception escaped the kernel: ") + blk.message,
+                    {"CRASH", {"exception"}});
+    case Fault::kSetup:
+      return failed(StatusCode::kInternal, std::string("the worker could not start: ") + blk.message,
+                    {"WORKER_FAILED", {}});
+    case Fault::kSignal:
+    case Fault::kNone:
+      break;
+  }
+  if (WIFSIGNALED(ws)) {
+    const int sig = WTERMSIG(ws);
+    if (sig == SIGXCPU) {
+      return failed(StatusCode::kDeadlineExceeded, "the worker used up its CPU-time limit (SIGXCPU)",
+                    {"TIMEOUT", {"cpu"}});
+    }
+    if (blk.fault == Fault::kSignal && blk.saved_errno == ENOMEM) {
+      return failed(StatusCode::kResourceExhausted,
+                    "the kernel crashed with " + signal_name(sig) + " after an allocation failed (ENOMEM) under the " +
+                        mem + " memory limit",
+                    {"MEMORY_LIMIT", {mem}});
+    }
+    std::string msg = "the worker died with " + signal_name(sig);
+    if (blk.fault == Fault::kSignal && (sig == SIGSEGV || sig == SIGBUS)) {
+      char addr[32];
+      std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(blk.fault_addr));
+      msg += std::string(" at address ") + addr;
+    }
+    if (sig == SIGKILL) msg += " (not sent by kc: the system's OOM killer, or another process)";
+    return failed(StatusCode::kCrashed, msg, {"CRASH", {signal_name(sig)}});
+  }
+  if (WIFEXITED(ws)) {
+    const int code = WEXITSTATUS(ws);
+    return failed(StatusCode::kCrashed,
+                  "the kernel ended the worker process with exit(" + std::to_string(code) + ")",
+                  {"CRASH", {"exit " + std::to_string(code)}});
+  }
+  return failed(StatusCode::kCrashed, "the worker ended without a result", {"CRASH", {"unknown"}});
+}
+
+}  // namespace kc::isolate
