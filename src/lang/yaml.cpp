@@ -105,7 +105,7 @@ class YamlParser {
       d_.error(at(v.Mark()), 0, "'" + key + "' must be a list");
       return;
     }
-    for (const YAML::Node item : v) {
+    for (const auto& item : v) {
       if (!item.IsMap()) {
         d_.error(at(item.Mark()), 0, "each item of '" + key + "' must be a map");
         continue;
@@ -120,7 +120,7 @@ class YamlParser {
       Span s(file_, lines_);
       std::string joined;
       bool first = true;
-      for (const YAML::Node item : v) {
+      for (const auto& item : v) {
         if (!item.IsScalar()) {
           d_.error(at(item.Mark()), 0, "list items must be strings");
           continue;
@@ -185,7 +185,7 @@ class YamlParser {
     if (key == "pre" && v.IsSequence()) {
       Span s(file_, lines_);
       bool first = true;
-      for (const YAML::Node item : v) {
+      for (const auto& item : v) {
         if (!item.IsScalar()) {
           d_.error(at(item.Mark()), 0, "each pre conjunct is a string");
           continue;
