@@ -42,6 +42,7 @@ class CalibrationBackend : public Backend {
     add_ordering_impls(out);
     add_compiler_impls(out);
     add_exceptional_impls(out);
+    add_incident_impls(out);
     return out;
   }
 };

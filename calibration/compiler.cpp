@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "calibration/calibration_backend.h"
+#include "calibration/gemm.h"
 
 namespace kc::calibration {
 namespace {
@@ -86,45 +87,6 @@ void add_fused_trio(ImplList& out) {
       decl("calib.fused_fp32",
            "C-CMP-01 good: fused matmul + bias + activation, FP32 accumulation, the activation asked for"),
       [](Call& call) { return fused_kernel(call, Epilogue::kFaithful); });
-}
-
-// ------------------------------------------------------- shared GEMM plumbing
-
-/// Row-major matmul operands (trans = N only) with their leading dimensions.
-struct Gemm {
-  const float* a = nullptr;
-  const float* b = nullptr;
-  float* c = nullptr;
-  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
-  float alpha = 1, beta = 0;
-};
-
-Result<Gemm> gemm_of(Call& call) {
-  if (call.get("trans_a", "N") != "N" || call.get("trans_b", "N") != "N")
-    return unimplemented("calibration GEMMs take untransposed operands only");
-  if (call.t("A").dtype() != DType::kF32) return unimplemented("calibration GEMMs are FP32 only");
-  Gemm g;
-  Tensor& a = call.t("A");
-  Tensor& b = call.t("B");
-  Tensor& c = call.t("C");
-  g.a = a.data<float>();
-  g.b = b.data<float>();
-  g.c = c.data<float>();
-  g.m = call.get_int("M", 64);
-  g.n = call.get_int("N", 64);
-  g.k = call.get_int("K", 64);
-  g.lda = a.strides()[0];
-  g.ldb = b.strides()[0];
-  g.ldc = c.strides()[0];
-  g.alpha = static_cast<float>(call.get_double("alpha", 1));
-  g.beta = static_cast<float>(call.get_double("beta", 0));
-  return g;
-}
-
-/// C_ij = alpha * acc + beta * C_ij, with C not read when beta == 0 (reference BLAS).
-void store_c(const Gemm& g, std::int64_t i, std::int64_t j, float acc) {
-  float& c = g.c[i * g.ldc + j];
-  c = g.beta == 0 ? g.alpha * acc : g.alpha * acc + g.beta * c;
 }
 
 // ---------------------------------------------------------------- C-CMP-02

@@ -57,6 +57,10 @@ struct Evidence {
   std::optional<WorstElement> worst;
   std::vector<ConfigEvidence> per_config;
   std::vector<std::string> notes;  ///< human-readable findings ("12 of 256 outputs capped at 65504")
+  /// Which check decided the numeric verdict: "full_oracle", "freivalds+sampled"
+  /// (kc::verify, under --fast), or "full_oracle after fast flag"; empty when no
+  /// numeric comparison ran (policy, determinism and raise cases).
+  std::string method;
 };
 
 /// One verdict record: contract × impl (over all its configs).
@@ -92,6 +96,10 @@ struct CheckRequest {
   bool progress = false;                   ///< progress line on stderr
   isolate::Mode isolation = isolate::Mode::kProcess;  ///< --isolate=process|none
   isolate::Limits limits;                  ///< --timeout, --memory-limit (per kernel call)
+  /// --fast: matmul cases compared elementwise with an FP64 oracle under a
+  /// `bound` tolerance are judged by kc::verify (Freivalds + sampled elements,
+  /// O(n^2 k)) instead of the O(n^3) oracle; a flagged sample is re-judged by the oracle.
+  bool fast = false;
 };
 
 struct CheckResult {

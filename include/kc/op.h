@@ -79,8 +79,8 @@ struct FillSpec {
 
 /// A purpose-built input that makes one failure visible.
 struct Probe {
-  std::string name;           ///< nan | inf | neg_inf | subnormal | saturation | mantissa | oob | zero
-  std::vector<double> args;   ///< e.g. saturation(65504), subnormal(2^-140), mantissa(13)
+  std::string name;           ///< nan | inf | neg_inf | subnormal | saturation | mantissa | offset | oob | zero
+  std::vector<double> args;   ///< e.g. saturation(65504), subnormal(2^-140), mantissa(13), offset(0, 1e4)
   double density = 0.01;      ///< fraction of elements touched, where that applies
   std::vector<std::string> tensors;  ///< restrict to these input tensors (empty = the op's choice);
                                      ///< the engine injects nan/inf itself when this is set
@@ -123,6 +123,10 @@ class Op {
   virtual double accumulation_length(const Call& call) const;
   /// Variables for tolerance expressions: N, K, M, max|x|, sum|x|, ...
   virtual std::map<std::string, double> expr_vars(const Call& call) const;
+  /// Whether the kInOut tensor `name` is write-only in this call (its incoming
+  /// values are not read, e.g. C of a GEMM with beta = 0), so the engine may
+  /// poison it before the call like a pure output.
+  virtual bool overwrites(const Call& call, const std::string& name) const { return false; }
 };
 
 /// The op registry: one explicit table (no static self-registration).

@@ -195,6 +195,33 @@ void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions&
                    " against the true inputs): inputs were coerced to " + name);
 }
 
+void classify_wire_precision(const Op& op, const Call& inputs, const Observation& obs,
+                             std::vector<Signature>* sigs, std::vector<std::string>* notes) {
+  const std::string_view name = op.name();
+  if (name != "all_reduce" && name != "reduce_scatter" && name != "all_gather") return;
+  auto mag = op.magnitude(inputs, obs.output);
+  if (!mag.ok() || mag->size() < obs.got.size() || obs.got.size() != obs.ref.size()) return;
+  const double k = op.accumulation_length(inputs);
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    const double g = gamma(k + 1, t), u = unit_roundoff(t);
+    double worst = 0;  // max |got - ref| / (what a t wire allows)
+    bool explained = true;
+    for (std::size_t i = 0; i < obs.got.size() && explained; ++i) {
+      const double allowed = g * (*mag)[i] + u * std::fabs(obs.ref[i]);
+      const double r = element_ratio(obs.got[i], obs.ref[i], allowed);
+      explained = r <= 1;
+      worst = std::max(worst, r);
+    }
+    if (!explained) continue;
+    const std::string wire(dtype_info(t).short_name);
+    sigs->push_back({"WIRE_PRECISION", {wire}});
+    notes->push_back("every element of '" + obs.output + "' is within the error of " + wire +
+                     " messages (gamma(K + 1, " + wire + ") * sum_r |x_r|, max ratio " + fmt_g(worst) +
+                     ") but not of FP32 ones: values were compressed to " + wire + " on the wire");
+    return;
+  }
+}
+
 void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options,
                            const Observation& obs, std::vector<Signature>* sigs,
                            std::vector<std::string>* notes) {

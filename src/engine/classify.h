@@ -18,7 +18,9 @@ struct Observation {
   std::vector<double> allowed;  ///< per-element allowed error (same tolerance the verdict used)
   bool poisoned_with_nan = false;  ///< output was pre-filled with NaN before the call
   bool inputs_finite = true;       ///< no NaN/Inf among the inputs
-  double input_offset_ratio = 0;   ///< |mean| / stddev of the floating inputs (large = cancellation-prone)
+  /// |mean| / stddev of the floating inputs, or of the most offset matrix row
+  /// if larger (large = cancellation-prone).
+  double input_offset_ratio = 0;
 };
 
 /// Pure-pattern detectors over one observation (no re-execution). Each
@@ -32,6 +34,15 @@ void classify_values(const Observation& obs, std::vector<Signature>* signatures,
 void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions& options,
                           const Observation& obs, std::vector<Signature>* signatures,
                           std::vector<std::string>* notes);
+
+/// Wire precision of a collective (all_reduce, reduce_scatter, all_gather):
+/// names the widest format t (FP16, then BF16) whose rounding of every message
+/// explains the error, |got - ref| <= gamma(K + 1, t) * sum_r |x_r| + u(t) |ref|
+/// for every element (K - 1 reduce messages plus one forwarding message on an
+/// element's path, each rounded once; the FP32 additions, (K - 1) u(FP32),
+/// fit inside one u(t)). Other ops are left alone.
+void classify_wire_precision(const Op& op, const Call& inputs, const Observation& obs,
+                             std::vector<Signature>* signatures, std::vector<std::string>* notes);
 
 /// Alternative semantics: re-runs the oracle with another value of a
 /// semantic parameter (e.g. activation gelu_tanh where gelu_erf is

@@ -51,6 +51,7 @@ std::vector<std::string> ops_for_scope(const std::string& scope_entry) {
   if (scope_entry == "reduction") return {"sum", "asum", "nrm2", "dot"};
   if (scope_entry == "elementwise")
     return {"scal", "relu", "gelu_erf", "gelu_tanh", "silu", "exp", "log", "tanh", "erf"};
+  if (scope_entry == "collective") return {"all_reduce", "reduce_scatter", "all_gather"};
   if (scope_entry == "indexing") return {"gather", "index_select", "embedding", "scatter_add"};
   return {scope_entry};
 }

@@ -20,6 +20,11 @@ std::vector<std::string>& op_classes() {
       "log_softmax", "variance",  "log_sum_exp",     "indexing",    "embedding",
       "collective",  "dot",       "asum",            "nrm2",        "scal",
       "iamax",       "sum",       "attention",       "fused_matmul", "gather",
+      "mean",        "norm2",     "index_select",    "scatter_add", "relu",
+      "gelu_erf",    "gelu_tanh", "silu",            "exp",         "log",
+      "tanh",        "erf",       "all_reduce",      "reduce_scatter", "all_gather",
+      "sequential_matmul",
+      "mlp_train_step",
   };
   return v;
 }
@@ -51,7 +56,7 @@ const std::vector<std::string>& known_signatures() {
       "ERROR_BOUND_EXCEEDED", "TOLERANCE_EXCEEDED",  "ORDER_DEPENDENT",
       "TYPE_COERCION",       "STALE_OUTPUT",         "LOSS_SCALE",
       "FTZ_OBSERVED",        "IEEE_OBSERVED",        "MISSING_RAISE",
-      "UNEXPECTED_RAISE",
+      "UNEXPECTED_RAISE",    "WIRE_PRECISION",
   };
   return v;
 }

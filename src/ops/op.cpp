@@ -336,9 +336,26 @@ Status apply_generic_probe(Call& call, const Probe& probe, Rng& rng,
     }
     return ok_status();
   }
+  if (p == "offset") {
+    // Large mean, small spread (C-PRC-02): x0 is added to every element, so a
+    // value_range [-50, 50] fill becomes [x0 - 50, x0 + 50]. With several
+    // offsets, row r (index along dim 0) gets x0_{r mod k}: one call holds a
+    // growing sequence of offsets, e.g. offset(0, 100, 1e4, 1e5).
+    if (probe.args.empty()) return invalid_argument("offset takes one or more offsets: offset(x0, ...)");
+    for (const std::string& name : targets) {
+      Tensor& t = call.t(name);
+      const std::int64_t n = t.numel();
+      const std::int64_t row_len = t.rank() >= 2 && t.dim(0) > 0 ? n / t.dim(0) : std::max<std::int64_t>(n, 1);
+      for (std::int64_t j = 0; j < n; ++j) {
+        const auto row = static_cast<std::size_t>(j / row_len);
+        t.set(j, t.at(j) + probe.args[row % probe.args.size()]);
+      }
+    }
+    return ok_status();
+  }
   if (p == "oob") return invalid_argument("probe 'oob' applies to indexing ops, not " + call.op);
   return invalid_argument("unknown probe '" + p +
-                          "' (known: nan, inf, neg_inf, nonfinite, subnormal, zero, saturation, mantissa, oob)");
+                          "' (known: nan, inf, neg_inf, nonfinite, subnormal, zero, saturation, mantissa, offset, oob)");
 }
 
 }  // namespace ops::detail

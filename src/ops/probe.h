@@ -13,7 +13,7 @@ namespace kc::ops::detail {
 std::vector<std::string> float_input_names(const Call& call);
 
 /// Applies one of the generic probes (nan, inf, neg_inf, nonfinite, subnormal, zero,
-/// saturation, mantissa) to the tensors named in `targets`.
+/// saturation, mantissa, offset) to the tensors named in `targets`.
 /// `accumulation_length` scales the saturation probe: each of the L terms of
 /// an accumulation gets ~4v/L so the accumulated result is ~4v.
 /// Unknown probe names (and `oob`, which only indexing ops define) give

@@ -104,6 +104,7 @@ void write_case(JsonWriter& w, const engine::CaseResult& c) {
   w.key("notes").begin_array();
   for (const auto& n : e.notes) w.value(n);
   w.end_array();
+  w.field("method", e.method);
   w.end_object();
 
   w.field("seed", seed_hex(c.seed));

@@ -65,6 +65,9 @@ options (check, grade):
                        becomes an error verdict; none: in kc's process, for debugging
   --timeout SECONDS    wall-clock limit per kernel call in a worker (default 60)
   --memory-limit SIZE  memory a worker may add per impl, e.g. 512M, 4G (default 4G)
+  --fast               judge matmul cases under a `bound` tolerance with the fast verifier
+                       (Freivalds probes + sampled elements, O(n^2)) instead of the O(n^3)
+                       FP64 oracle; the report's evidence.method says which check decided
 
 exit codes:
   0  every case conforming or not applicable
@@ -174,6 +177,8 @@ int parse_args(int argc, char** argv, Args* a) {
       const auto bytes = value(&x) ? kc::isolate::parse_bytes(x) : std::nullopt;
       if (!bytes || *bytes <= 0) return usage_error("--memory-limit needs a size such as 512M or 4G");
       a->request.limits.memory_bytes = *bytes;
+    } else if (s == "--fast") {
+      a->request.fast = true;
     } else if (s == "--no-color") {
       a->color = false;
     } else if (!s.empty() && s[0] == '-') {

@@ -192,6 +192,9 @@ class MatmulOp final : public Op {
     return mag;
   }
 
+  bool overwrites(const Call& call, const std::string& name) const override {
+    return name == "C" && call.get_double("beta", 0) == 0;  // beta = 0: C is not read
+  }
   double accumulation_length(const Call& call) const override { return static_cast<double>(call.get_int("K", 64)) + 2; }
 
   std::map<std::string, double> expr_vars(const Call& call) const override {

@@ -14,7 +14,7 @@
 //               accumulation_length n + 3.
 //               The one-pass E[x²] - E[x]² has error ~ gamma(n) * E[x²] ≈ gamma(n) x0²
 //               for data at offset x0: a factor 1/gamma(n) above this allowance, which
-//               is what C-PRC-02 separates on (inject offset(1e4)).
+//               is what C-PRC-02 separates on (inject offset(0, 100, 1e5, 1e6)).
 //               Welford (estimator=welford) carries one more term: its running mean is
 //               rounded at every step (error ~ u |x̄|), and each update multiplies a
 //               deviation d_j by that error, so M_n = Σ d_j (x_j - mean_j) is off by up to
@@ -111,17 +111,8 @@ class StatsOp final : public Op {
     return detail::make_call_from(name_, config, std::move(slots));
   }
 
-  /// Probes: `offset(x0)` adds x0 to every element of x (large mean, small spread:
-  /// a value_range [-50, 50] fill becomes [x0-50, x0+50], the C-PRC-02 cancellation
-  /// input); everything else goes to the shared probes.
-  Status apply_probe(Call& call, const Probe& probe, Rng& rng) const override {
-    if (probe.name != "offset") return Op::apply_probe(call, probe, rng);
-    if (probe.args.size() != 1) return invalid_argument("offset takes one argument: offset(x0)");
-    const double x0 = probe.args[0];
-    Tensor& x = call.t("x");
-    for (std::int64_t i = 0; i < x.numel(); ++i) x.set(i, x.at(i) + x0);
-    return ok_status();
-  }
+  // Probes: the shared ones; `offset(x0, ...)` (large mean, small spread) is
+  // the C-PRC-02 cancellation input.
 
   Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
     const Tensor& x = call.t("x");

@@ -3,6 +3,7 @@
 // cases, error models, and every generic probe.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kc/lang.h"
 #include "kc/op.h"
 
 namespace kc {
@@ -100,6 +102,14 @@ TEST(OpRegistry, BuiltinCoreOpsHaveHelp) {
     auto call = op->make_call(Config{});  // defaults must make a valid call
     EXPECT_TRUE(call.ok()) << name << ": " << call.status().to_string();
   }
+}
+
+// A contract's scope may name any registered op: the language's vocabulary
+// (which the parser checks without linking the ops) must list every one.
+TEST(OpRegistry, EveryBuiltinOpIsAKnownScopeWord) {
+  const auto& known = lang::known_op_classes();
+  for (const std::string& name : builtin_ops().names())
+    EXPECT_NE(std::find(known.begin(), known.end(), name), known.end()) << name << " missing from vocabulary.cpp";
 }
 
 TEST(Fill, IntegerKindGivesExactSmallIntegers) {

@@ -1,0 +1,178 @@
+// kc_bench_freivalds: what a GEMM check costs against the GEMM it checks.
+//
+// For n in {256, ..., 4096}, times on this machine, in one run:
+//   sgemm      OpenBLAS sgemm, C = A B, n x n x n (the kernel under test)
+//   fast       kc::verify: Freivalds with k = 10 Rademacher probes and its
+//              derived per-row bound (|A|(|B||x|) terms included), plus 64
+//              sampled elements against an FP64 dot product
+//   freivalds  the same without the sampled elements
+//   full       the FP64-oracle check: A, B widened to FP64, OpenBLAS dgemm for
+//              A B and for |A||B|, every element judged against its bound
+//   read       the memory floor: reading A, B and C once (a vectorised sum)
+// Each figure is the best of a few runs; both the checks and sgemm use every core.
+//
+// usage: kc_bench_freivalds [--max-n N] [--probes K] [--samples S]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "kc/verify.h"
+
+namespace {
+
+using kc::bench::seconds_since;
+using Clock = std::chrono::steady_clock;
+
+typedef float V8f __attribute__((vector_size(32)));
+
+__attribute__((target_clones("avx2", "default"))) float sum_floats(const float* p, std::int64_t n) {
+  V8f acc[4] = {};
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int r = 0; r < 4; ++r) {
+      V8f x;
+      std::memcpy(&x, p + i + 8 * r, sizeof x);
+      acc[r] += x;
+    }
+  }
+  float s = 0;
+  for (; i < n; ++i) s += p[i];
+  for (int r = 0; r < 4; ++r)
+    for (int l = 0; l < 8; ++l) s += acc[r][l];
+  return s;
+}
+
+/// Reads every float of the three matrices once, split across threads.
+double read_once(const std::vector<const std::vector<float>*>& ms, int threads) {
+  std::vector<double> part(static_cast<std::size_t>(threads), 0.0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      double s = 0;
+      for (const auto* m : ms) {
+        const std::int64_t n = static_cast<std::int64_t>(m->size()), step = (n + threads - 1) / threads;
+        const std::int64_t b = std::min(n, t * step), e = std::min(n, (t + 1) * step);
+        s += sum_floats(m->data() + b, e - b);
+      }
+      part[static_cast<std::size_t>(t)] = s;
+    });
+  }
+  for (auto& th : pool) th.join();
+  double s = 0;
+  for (double v : part) s += v;
+  return s;
+}
+
+/// The full FP64-oracle check; returns the worst ratio.
+double full_check(kc::bench::DgemmFn dgemm, std::int64_t n, const std::vector<float>& a, const std::vector<float>& b,
+                  const std::vector<float>& c) {
+  const std::size_t nn = static_cast<std::size_t>(n * n);
+  std::vector<double> ad(nn), bd(nn), aa(nn), ba(nn), ref(nn), mag(nn);
+  for (std::size_t i = 0; i < nn; ++i) {
+    ad[i] = a[i];
+    bd[i] = b[i];
+    aa[i] = std::fabs(ad[i]);
+    ba[i] = std::fabs(bd[i]);
+  }
+  kc::bench::dgemm_rowmajor(dgemm, n, n, n, ad.data(), bd.data(), ref.data());
+  kc::bench::dgemm_rowmajor(dgemm, n, n, n, aa.data(), ba.data(), mag.data());
+  const double g = kc::gamma(static_cast<double>(n + 2), kc::DType::kF32), u = kc::unit_roundoff(kc::DType::kF32);
+  double worst = 0;
+  for (std::size_t i = 0; i < nn; ++i) worst = std::max(worst, std::fabs(c[i] - ref[i]) / (g * mag[i] + u * std::fabs(ref[i])));
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t max_n = 4096;
+  int probes = 10;
+  std::int64_t samples = 64;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string f = argv[i];
+    if (f == "--max-n") max_n = std::atoll(argv[i + 1]);
+    else if (f == "--probes") probes = std::atoi(argv[i + 1]);
+    else if (f == "--samples") samples = std::atoll(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: kc_bench_freivalds [--max-n N] [--probes K] [--samples S]\n");
+      return 2;
+    }
+  }
+  auto lib = kc::bench::open_openblas();
+  if (!lib) return 1;
+  auto dgemm = reinterpret_cast<kc::bench::DgemmFn>(lib->symbol("dgemm_"));
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  lib->set_threads(threads);
+  std::printf("kc_bench_freivalds: OpenBLAS %s, %d threads; check = Freivalds k=%d Rademacher + %lld sampled elements\n",
+              lib->version().c_str(), threads, probes, static_cast<long long>(samples));
+  std::printf("times in ms, best of the runs shown; ratios are check time / sgemm time and check time / read time\n\n");
+  std::printf("%6s %4s %10s %8s %9s %10s %10s %8s | %10s %10s %8s | %9s %9s\n", "n", "runs", "sgemm", "GFLOP/s",
+              "fast", "freivalds", "full", "read", "fast/gemm", "full/gemm", "frv/gemm", "fast/read", "frv/read");
+  for (std::int64_t n = 256; n <= max_n; n *= 2) {
+    const std::size_t nn = static_cast<std::size_t>(n * n);
+    std::vector<float> a(nn), b(nn), c(nn);
+    kc::bench::fill_uniform(a, 1 + static_cast<std::uint64_t>(n));
+    kc::bench::fill_uniform(b, 2 + static_cast<std::uint64_t>(n));
+    const int runs = n <= 1024 ? 7 : (n <= 2048 ? 4 : 3);
+    double t_gemm = 1e30, t_fast = 1e30, t_frv = 1e30, t_full = 1e30, t_read = 1e30;
+    double fast_ratio = 0, full_ratio = 0;
+    bool all_pass = true;
+    volatile double sink = 0;
+    for (int r = 0; r < runs; ++r) {
+      auto t0 = Clock::now();
+      kc::bench::sgemm_rowmajor(*lib, n, n, n, a.data(), b.data(), c.data());
+      t_gemm = std::min(t_gemm, seconds_since(t0));
+
+      kc::verify::GemmProblem p;
+      p.m = p.n = p.k = n;
+      p.a = {a.data(), n, n, n};
+      p.b = {b.data(), n, n, n};
+      p.c = {c.data(), n, n, n};
+      kc::verify::Options o;
+      o.probes = probes;
+      o.samples = samples;
+      o.threads = threads;
+      o.seed = static_cast<std::uint64_t>(r + 1);
+      t0 = Clock::now();
+      auto v = kc::verify::verify_gemm(p, o);
+      t_fast = std::min(t_fast, seconds_since(t0));
+      if (!v.ok()) {
+        std::fprintf(stderr, "verify failed: %s\n", v.status().to_string().c_str());
+        return 1;
+      }
+      all_pass = all_pass && v->pass;
+      fast_ratio = std::max(fast_ratio, v->worst_ratio);
+      o.samples = 0;
+      t0 = Clock::now();
+      auto v2 = kc::verify::verify_gemm(p, o);
+      t_frv = std::min(t_frv, seconds_since(t0));
+      all_pass = all_pass && v2.ok() && v2->pass;
+
+      t0 = Clock::now();
+      sink = sink + read_once({&a, &b, &c}, threads);
+      t_read = std::min(t_read, seconds_since(t0));
+
+      // The full check costs several sgemms: one run is enough above 1024.
+      if (dgemm && (r == 0 || n <= 1024)) {
+        t0 = Clock::now();
+        full_ratio = std::max(full_ratio, full_check(dgemm, n, a, b, c));
+        t_full = std::min(t_full, seconds_since(t0));
+      }
+    }
+    const double gflops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / t_gemm * 1e-9;
+    std::printf("%6lld %4d %10.2f %8.1f %9.3f %10.3f %10.1f %8.3f | %9.2f%% %9.2fx %7.2f%% | %8.2fx %8.2fx%s\n",
+                static_cast<long long>(n), runs, t_gemm * 1e3, gflops, t_fast * 1e3, t_frv * 1e3, t_full * 1e3,
+                t_read * 1e3, 100 * t_fast / t_gemm, t_full / t_gemm, 100 * t_frv / t_gemm, t_fast / t_read,
+                t_frv / t_read, all_pass ? "" : "  (fast check FAILED an honest sgemm)");
+    std::fflush(stdout);
+    (void)fast_ratio;
+    (void)full_ratio;
+  }
+  return 0;
+}

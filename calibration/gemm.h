@@ -1,0 +1,34 @@
+// kc — shared plumbing of the calibration GEMMs: the matmul call's operands as
+// raw FP32 pointers with leading dimensions, and the BLAS store rule.
+#pragma once
+
+#include <cstdint>
+
+#include "kc/op.h"
+#include "kc/status.h"
+
+namespace kc::calibration {
+
+/// Row-major matmul operands (trans = N only) with their leading dimensions.
+struct Gemm {
+  const float* a = nullptr;
+  const float* b = nullptr;
+  float* c = nullptr;
+  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  float alpha = 1, beta = 0;
+};
+
+/// The operands of a matmul call; kUnimplemented for transposes or non-FP32.
+Result<Gemm> gemm_of(Call& call);
+
+/// C_ij = alpha * acc + beta * C_ij, with C not read when beta == 0 (reference BLAS).
+inline void store_c(const Gemm& g, std::int64_t i, std::int64_t j, float acc) {
+  float& c = g.c[i * g.ldc + j];
+  c = g.beta == 0 ? g.alpha * acc : g.alpha * acc + g.beta * c;
+}
+
+/// An honest GEMM: FP32 accumulation along K in order, i-k-j loops (row of C
+/// accumulated in place, so the inner loop streams B and C).
+Status plain_gemm(Call& call);
+
+}  // namespace kc::calibration

@@ -1,0 +1,131 @@
+// kc — fast verification of a GEMM result without an O(n^3) oracle
+// (DESIGN.md §6, docs/verify.md).
+//
+// Two checks, combined:
+//   * Freivalds: k random probe vectors x_p, batched as thin products, compare
+//     C x_p with alpha A (B x_p) + beta C0 x_p row by row against a tolerance
+//     derived from the same componentwise error model the full check uses,
+//     whose |A|(|B||x|) terms are computed in the same pass over A and B.
+//     Cost O((MK + KN + MN) k) against the kernel's O(MNK).
+//   * Sampled: a random sample of output elements, each recomputed as an FP64
+//     dot product and judged against its own componentwise bound.
+// The problem is row-major C = alpha op(A) op(B) + beta C0, the matmul op's
+// call layout (src/ops/matmul).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kc/dtype.h"
+#include "kc/enum_table.h"
+#include "kc/op.h"
+#include "kc/status.h"
+
+namespace kc::verify {
+
+/// How each probe vector's entries are drawn.
+enum class ProbeKind {
+  kRademacher,  ///< +-1 with equal probability (|x| = 1: the bound terms need one product, not k)
+  kGaussian,    ///< standard normal
+};
+std::span<const EnumEntry<ProbeKind>> probe_kind_table();
+
+/// The per-element error model of the kernel under test.
+enum class ErrorModel {
+  /// Higham's deterministic bound: |C_hat - C| <= gamma_(K+2)(u) (|alpha||A||B| + |beta||C0|)
+  /// + u |C|. Sound for any summation order; weak for large K.
+  kWorstCase,
+  /// Higham & Mary (2019) probabilistic bound: gamma~_(K+2)(lambda, u) = exp(lambda sqrt(K+2) u
+  /// + (K+2) u^2 / (1 - u)) - 1 in place of gamma_(K+2), valid with probability
+  /// >= 1 - 2 (K+2) exp(-lambda^2 (1-u)^2 / 2) when rounding errors are independent and mean zero.
+  kProbabilistic,
+};
+std::span<const EnumEntry<ErrorModel>> error_model_table();
+
+/// Which check decided a verdict.
+enum class Method {
+  kFreivalds,           ///< probe residual beyond its bound
+  kSampled,             ///< a sampled element beyond its componentwise bound
+  kFreivaldsAndSampled, ///< both ran and passed (or both failed)
+  kFullOracle,          ///< the O(n^3) FP64 oracle (not this module; named for reports)
+};
+std::span<const EnumEntry<Method>> method_table();
+inline std::string_view method_name(Method m) { return enum_name(method_table(), m); }
+
+/// A stored row-major float matrix: rows x cols with leading dimension ld >= cols.
+struct MatrixRef {
+  const float* data = nullptr;
+  std::int64_t rows = 0, cols = 0, ld = 0;
+};
+
+/// C = alpha op(A) op(B) + beta C0 in the matmul op's layout: A stored M x K
+/// (trans_a false) or K x M (true); B stored K x N or N x K; C and C0 M x N.
+/// C0 may be null when beta == 0 (it is then not read).
+struct GemmProblem {
+  std::int64_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  double alpha = 1, beta = 0;
+  MatrixRef a, b, c0, c;
+};
+
+struct Options {
+  int probes = 10;                        ///< k: probe vectors for Freivalds (0: skip it)
+  ProbeKind probe = ProbeKind::kRademacher;
+  std::int64_t samples = 64;              ///< output elements for the sampled check (0: skip it)
+  ErrorModel model = ErrorModel::kWorstCase;
+  double lambda = 6;                      ///< confidence parameter of kProbabilistic
+  DType precision = DType::kF32;          ///< the kernel's declared precision: u = unit_roundoff(P)
+  double gamma = 0;                       ///< > 0: per-element coefficient used instead of the model's
+  double bound_scale = 1;                 ///< multiplies every bound (a contract's `c` in c * gamma)
+  std::uint64_t seed = 0x6b63;
+  int threads = 0;                        ///< 0: one per hardware thread
+  std::int64_t max_rows_reported = 16;
+  bool keep_row_bounds = false;           ///< fill Result::row_bounds (benchmarks, tests)
+};
+
+/// The outcome: data, not an error (STYLE.md "test outcomes are data").
+struct Result {
+  bool pass = true;
+  Method method = Method::kFreivaldsAndSampled;  ///< the check that decided the verdict
+  double worst_ratio = 0;   ///< max over both checks of residual / bound (pass iff <= 1)
+  std::string detail;       ///< one line: which check, where, by how much
+
+  // Freivalds.
+  int probes = 0;
+  double freivalds_ratio = 0;             ///< max over rows and probes of |r_i| / T_i
+  std::int64_t freivalds_worst_row = -1;
+  int freivalds_worst_probe = -1;
+  std::int64_t failing_rows = 0;          ///< rows with some probe beyond its bound
+  std::vector<std::int64_t> rows;         ///< the first max_rows_reported failing rows
+  double freivalds_residual = 0;          ///< |r_i| at the worst row and probe
+  double freivalds_bound = 0;             ///< T_i at the worst row and probe
+
+  // Sampled elements.
+  std::int64_t samples = 0;
+  double sample_ratio = 0;
+  std::int64_t sample_worst_row = -1, sample_worst_col = -1;
+  std::int64_t failing_samples = 0;
+
+  std::vector<double> row_bounds;  ///< T_i of probe 0 per row, when keep_row_bounds
+
+  double gamma = 0;         ///< the per-element coefficient the bounds used
+  double seconds = 0;       ///< wall time of the verification
+};
+
+/// Verifies a computed C. kInvalidArgument when the problem's shapes and
+/// leading dimensions disagree; otherwise the outcome is in the Result.
+kc::Result<Result> verify_gemm(const GemmProblem& problem, const Options& options);
+
+/// The same for a matmul op call: `inputs` is the call as handed to the impl
+/// (its C is C0), `outputs` the call after the impl ran. FP32, TF32, FP16 and
+/// BF16 tensors are read as floats; FP64 is kUnimplemented (the checks
+/// compute in FP64 and need headroom above the kernel's precision).
+kc::Result<Result> verify_matmul(const Call& inputs, const Call& outputs, Options options);
+
+/// The per-element coefficient of an error model for accumulation length n in precision p.
+double model_gamma(ErrorModel model, double n, DType p, double lambda);
+
+}  // namespace kc::verify

@@ -1,0 +1,191 @@
+// The precision class contracts (C-PRC-01..04), each run against its
+// calibration trio: the baseline fails the visible test, the bad impl passes
+// it and is caught with the contract's signature, the good impl conforms
+// (test the tester, STYLE.md). Plus the `offset` probe the C-PRC-02 protocol
+// uses, and the denormal judge seen from both declarations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "calibration/calibration_backend.h"
+#include "kc/calibrate.h"
+#include "kc/engine.h"
+#include "kc/rng.h"
+
+namespace kc::engine {
+namespace {
+
+std::string contract_path(const std::string& id) {
+  return std::string(KC_SOURCE_DIR) + "/contracts/classes/" + id + ".kc";
+}
+
+struct Expected {
+  const char* contract;
+  const char* signature;  ///< name the bad impl's first signature must have
+};
+
+class PrcCalibration : public ::testing::TestWithParam<Expected> {};
+
+TEST_P(PrcCalibration, TrioShowsItsThreeStates) {
+  const Expected& e = GetParam();
+  CheckRequest request;
+  request.paths = {contract_path(e.contract)};
+  const CalibrationResult result = run_calibration(request);
+  for (const auto& d : result.diagnostics) ADD_FAILURE() << d.render();
+  EXPECT_TRUE(result.missing.empty());
+  ASSERT_EQ(result.rows.size(), 3u) << render_calibration(result, false);
+
+  const CalibrationRow& baseline = result.rows[0];
+  const CalibrationRow& bad = result.rows[1];
+  const CalibrationRow& good = result.rows[2];
+  ASSERT_EQ(baseline.role, TrioRole::kBaseline);
+  ASSERT_EQ(bad.role, TrioRole::kBad);
+  ASSERT_EQ(good.role, TrioRole::kGood);
+
+  EXPECT_FALSE(baseline.visible.pass) << baseline.impl;
+
+  EXPECT_TRUE(bad.visible.pass) << bad.impl << ": " << bad.visible.detail;
+  EXPECT_EQ(bad.contract_result.verdict, Verdict::kViolation) << bad.contract_result.reason;
+  ASSERT_FALSE(bad.contract_result.signatures.empty()) << bad.contract_result.reason;
+  EXPECT_EQ(bad.contract_result.signatures.front().name, e.signature) << bad.contract_result.reason;
+  EXPECT_TRUE(bad.contract_result.signature_expected);
+  EXPECT_FALSE(bad.contract_result.repro.empty());
+
+  EXPECT_TRUE(good.visible.pass) << good.impl << ": " << good.visible.detail;
+  EXPECT_EQ(good.contract_result.verdict, Verdict::kConforming) << good.contract_result.reason;
+
+  for (const auto& row : result.rows) EXPECT_TRUE(row.state_ok) << row.impl << ": " << row.problem;
+  EXPECT_EQ(result.exit_code(), 0) << render_calibration(result, false);
+}
+
+INSTANTIATE_TEST_SUITE_P(Classes, PrcCalibration,
+                         ::testing::Values(Expected{"C-PRC-01", "SATURATION"},
+                                           Expected{"C-PRC-02", "OVERFLOW_TO_INF"},
+                                           Expected{"C-PRC-03", "FTZ_OBSERVED"},
+                                           Expected{"C-PRC-04", "SCALE_DEPENDENT"}),
+                         [](const ::testing::TestParamInfo<Expected>& info) {
+                           std::string name = info.param.contract;
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
+
+/// Runs one class contract against one calibration impl.
+CaseResult check_one(const std::string& contract, const std::string& impl) {
+  CheckRequest request;
+  request.paths = {contract_path(contract)};
+  request.impls = {impl};
+  const CheckResult r = run_check(request);
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
+  for (const auto& c : r.cases)
+    if (c.impl == impl) return c;
+  ADD_FAILURE() << impl << " was not run against " << contract;
+  return {};
+}
+
+TEST(PrcSignatures, Fp16BlockAccumulatorSaturatesAtTheFp16Maximum) {
+  const CaseResult r = check_one("C-PRC-01", "calib.matmul_fp16_blockacc");
+  ASSERT_FALSE(r.signatures.empty()) << r.reason;
+  EXPECT_EQ(r.signatures.front().to_string(), "SATURATION(65504)");
+  // Every output's reference (~4 * 65504) is past the fp16 maximum: all fail.
+  EXPECT_EQ(r.evidence.failures, r.evidence.elements);
+}
+
+TEST(PrcSignatures, NaiveSoftmaxOverflowsOnlyOnOffsetRows) {
+  const CaseResult r = check_one("C-PRC-02", "calib.softmax_naive");
+  ASSERT_FALSE(r.signatures.empty()) << r.reason;
+  EXPECT_EQ(r.signatures.front().name, "OVERFLOW_TO_INF");
+  // offset(0, 100, 1e5, 1e6): the rows at x0 = 0 (a quarter of them) are the
+  // visible test's regime and pass; every row at x0 >= 100 overflows.
+  EXPECT_GT(r.evidence.failures, 0);
+  EXPECT_LE(r.evidence.failures, r.evidence.elements * 3 / 4);
+}
+
+TEST(PrcSignatures, OnePassVarianceCollapsesOnTheOffsetRows) {
+  // Not in the trio: the contract's other textbook failure. The classifier
+  // sees the cancellation row by row (each row has its own offset).
+  const CaseResult r = check_one("C-PRC-02", "calib.variance_one_pass");
+  EXPECT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  ASSERT_FALSE(r.signatures.empty()) << r.reason;
+  EXPECT_EQ(r.signatures.front().name, "CANCELLATION_COLLAPSE");
+  EXPECT_TRUE(r.signature_expected);
+}
+
+TEST(PrcSignatures, UnscaledLossScaleBreaksOnlyAboveOne) {
+  const CaseResult r = check_one("C-PRC-04", "calib.mlp_fp16grad_noscale");
+  ASSERT_FALSE(r.signatures.empty()) << r.reason;
+  EXPECT_EQ(r.signatures.front().to_string(), "SCALE_DEPENDENT(loss_scale=256,32768)");
+  for (const auto& ce : r.evidence.per_config)
+    EXPECT_EQ(ce.failures > 0, ce.config.find("loss_scale=1 ") == std::string::npos) << ce.config;
+}
+
+TEST(PrcSignatures, DenormalJudgeHoldsEachKernelToItsOwnDeclaration) {
+  const LoadedContracts loaded = load_contracts({contract_path("C-PRC-03")});
+  ASSERT_EQ(loaded.contracts.size(), 1u);
+  BackendRegistry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).ok());
+  const BackendInfo info{"calibration", true, "built-in", "", ""};
+  auto run_declared = [&](const std::string& impl_name, DenormalPolicy denormal) {
+    const auto impl = registry.find_impl(impl_name);
+    EXPECT_TRUE(impl) << impl_name;
+    if (!impl) return CaseResult{};
+    Declaration d = impl->declaration();
+    d.name = "test." + impl_name + "_declared";
+    d.denormal = denormal;
+    const calibration::FnImpl redeclared(d, [&](Call& call) { return impl->run(call); });
+    return run_case(loaded.contracts[0], loaded.files[0], redeclared, info, CheckRequest{});
+  };
+  // The flushing kernel is fine once it says so.
+  EXPECT_EQ(run_declared("calib.scal_ftz", DenormalPolicy::kFtzDaz).verdict, Verdict::kConforming);
+  // The IEEE kernel declared FTZ: a mismatch the other way round.
+  const CaseResult ieee_as_ftz = run_declared("calib.scal_ieee", DenormalPolicy::kFtz);
+  EXPECT_EQ(ieee_as_ftz.verdict, Verdict::kViolation) << ieee_as_ftz.reason;
+  ASSERT_FALSE(ieee_as_ftz.signatures.empty());
+  EXPECT_EQ(ieee_as_ftz.signatures.front().name, "IEEE_OBSERVED");
+}
+
+TEST(OffsetProbe, RowsCycleThroughTheOffsets) {
+  const Op* op = builtin_ops().find("softmax");
+  ASSERT_NE(op, nullptr);
+  Config config;
+  config.params = {{"rows", "6"}, {"cols", "5"}};
+  auto call = op->make_call(config);
+  ASSERT_TRUE(call.ok()) << call.status().message();
+  Rng rng(7);
+  op->fill(*call, FillSpec{FillSpec::Kind::kUniform, -1, 1}, rng);
+  const Call before = *call;
+  Probe probe;
+  probe.name = "offset";
+  probe.args = {0, 100, 1e4};
+  ASSERT_TRUE(op->apply_probe(*call, probe, rng).ok());
+  const Tensor& x0 = before.t("x");
+  const Tensor& x1 = call->t("x");
+  for (std::int64_t r = 0; r < 6; ++r)
+    for (std::int64_t c = 0; c < 5; ++c) {
+      const std::int64_t i = r * 5 + c;
+      // FP32 storage: the sum is rounded once (spacing 2^-10 near 1e4).
+      EXPECT_NEAR(x1.at(i), x0.at(i) + probe.args[static_cast<std::size_t>(r % 3)], 1e-3) << r << "," << c;
+    }
+}
+
+TEST(OffsetProbe, ReachesTheStatsOpsAndRejectsAnEmptyList) {
+  const Op* op = builtin_ops().find("variance");
+  ASSERT_NE(op, nullptr);
+  Config config;
+  config.params = {{"rows", "2"}, {"cols", "3"}};
+  auto call = op->make_call(config);
+  ASSERT_TRUE(call.ok());
+  Rng rng(1);
+  op->fill(*call, FillSpec{FillSpec::Kind::kUniform, -1, 1}, rng);
+  Probe probe;
+  probe.name = "offset";
+  probe.args = {1e4};
+  ASSERT_TRUE(op->apply_probe(*call, probe, rng).ok());
+  for (std::int64_t i = 0; i < 6; ++i) EXPECT_NEAR(call->t("x").at(i), 1e4, 1.0);
+  probe.args.clear();
+  EXPECT_FALSE(op->apply_probe(*call, probe, rng).ok());
+}
+
+}  // namespace
+}  // namespace kc::engine

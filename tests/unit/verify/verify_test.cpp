@@ -1,0 +1,299 @@
+// The fast GEMM verifier (include/kc/verify.h): never false-alarms on honest
+// FP32 kernels, catches a single corrupted element at 1.5x its row's bound,
+// and catches every precision coercion (tf32, bf16, fp16 inputs; fp16
+// accumulation). Tests the tester too: a bound one step too tight must fail.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kc/backend.h"
+#include "kc/op.h"
+#include "kc/rng.h"
+#include "kc/verify.h"
+
+namespace kc::verify {
+namespace {
+
+enum class Coercion { kNone, kTf32Inputs, kBf16Inputs, kFp16Inputs, kFp16Accumulator };
+
+/// A dense row-major problem C = alpha op(A) op(B) + beta C0 with owned storage.
+struct Gemm {
+  std::int64_t m, n, k, lda, ldb, ldc;
+  bool ta = false, tb = false;
+  float alpha = 1, beta = 0;
+  std::vector<float> a, b, c0, c;
+
+  Gemm(std::int64_t m_, std::int64_t n_, std::int64_t k_, bool ta_, bool tb_, std::int64_t pad, Rng& rng)
+      : m(m_), n(n_), k(k_), ta(ta_), tb(tb_) {
+    lda = (ta ? m : k) + pad;
+    ldb = (tb ? k : n) + pad;
+    ldc = n + pad;
+    a.resize(static_cast<std::size_t>((ta ? k : m) * lda));
+    b.resize(static_cast<std::size_t>((tb ? n : k) * ldb));
+    c0.resize(static_cast<std::size_t>(m * ldc));
+    for (auto& v : a) v = static_cast<float>(rng.normal());
+    for (auto& v : b) v = static_cast<float>(rng.normal());
+    for (auto& v : c0) v = static_cast<float>(rng.normal());
+  }
+  float opa(std::int64_t i, std::int64_t p) const { return ta ? a[p * lda + i] : a[i * lda + p]; }
+  float opb(std::int64_t p, std::int64_t j) const { return tb ? b[j * ldb + p] : b[p * ldb + j]; }
+
+  /// A naive FP32 kernel, optionally coerced the way a misbehaving kernel would be.
+  void run(Coercion co = Coercion::kNone) {
+    c = c0;
+    auto in = [&](float v) -> float {
+      switch (co) {
+        case Coercion::kTf32Inputs: return static_cast<float>(round_to(v, DType::kTF32));
+        case Coercion::kBf16Inputs: return static_cast<float>(round_to(v, DType::kBF16));
+        case Coercion::kFp16Inputs: return static_cast<float>(round_to(v, DType::kF16));
+        default: return v;
+      }
+    };
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        float acc = 0;
+        for (std::int64_t p = 0; p < k; ++p) {
+          acc += in(opa(i, p)) * in(opb(p, j));
+          if (co == Coercion::kFp16Accumulator) acc = static_cast<float>(round_to(acc, DType::kF16));
+        }
+        float& out = c[static_cast<std::size_t>(i * ldc + j)];
+        out = beta == 0 ? alpha * acc : alpha * acc + beta * out;
+      }
+  }
+
+  GemmProblem problem() const {
+    GemmProblem p;
+    p.m = m, p.n = n, p.k = k, p.trans_a = ta, p.trans_b = tb, p.alpha = alpha, p.beta = beta;
+    p.a = {a.data(), ta ? k : m, ta ? m : k, lda};
+    p.b = {b.data(), tb ? n : k, tb ? k : n, ldb};
+    p.c0 = {c0.data(), m, n, ldc};
+    p.c = {c.data(), m, n, ldc};
+    return p;
+  }
+};
+
+Options opts(std::uint64_t seed, int probes = 10, std::int64_t samples = 64) {
+  Options o;
+  o.seed = seed;
+  o.probes = probes;
+  o.samples = samples;
+  o.threads = 2;
+  return o;
+}
+
+TEST(FreivaldsVerifier, HonestNaiveFp32NeverFalseAlarms) {
+  struct Shape {
+    std::int64_t m, n, k;
+    bool ta, tb;
+    std::int64_t pad;
+    float alpha, beta;
+  };
+  const Shape shapes[] = {{64, 64, 64, false, false, 0, 1, 0},   {33, 47, 129, false, true, 3, 1, 0},
+                          {17, 5, 300, true, false, 1, -0.5f, 2}, {96, 80, 1, true, true, 0, 2, 0.25f},
+                          {1, 128, 64, false, false, 0, 1, 1},    {128, 1, 257, true, false, 2, 1, 0}};
+  double worst = 0;
+  for (const Shape& s : shapes) {
+    for (std::uint64_t seed = 1; seed <= 25; ++seed) {
+      Rng rng(seed * 7919);
+      Gemm g(s.m, s.n, s.k, s.ta, s.tb, s.pad, rng);
+      g.alpha = s.alpha;
+      g.beta = s.beta;
+      g.run();
+      for (ProbeKind pk : {ProbeKind::kRademacher, ProbeKind::kGaussian}) {
+        Options o = opts(seed);
+        o.probe = pk;
+        auto r = verify_gemm(g.problem(), o);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        EXPECT_TRUE(r->pass) << r->detail << " shape " << s.m << "x" << s.n << "x" << s.k << " seed " << seed;
+        worst = std::max(worst, r->worst_ratio);
+      }
+    }
+  }
+  // Short sums come closest (K = 1 with alpha and beta rounds four times
+  // against gamma_3 + u); anything near 1 would mean a mis-derived bound.
+  EXPECT_LT(worst, 0.6);
+}
+
+TEST(FreivaldsVerifier, ProbabilisticModelAlsoPassesHonestKernels) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng(seed);
+    Gemm g(128, 128, 512, false, false, 0, rng);
+    g.run();
+    Options o = opts(seed);
+    o.model = ErrorModel::kProbabilistic;
+    auto r = verify_gemm(g.problem(), o);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->pass) << r->detail;
+  }
+}
+
+TEST(FreivaldsVerifier, DetectsSingleElementAtOnePointFiveTimesRowBound) {
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    Rng rng(seed);
+    Gemm g(64, 64, 64, false, false, 0, rng);
+    g.run();
+    Options o = opts(seed, 10, 0);  // Freivalds alone
+    o.keep_row_bounds = true;
+    auto honest = verify_gemm(g.problem(), o);
+    ASSERT_TRUE(honest.ok());
+    ASSERT_TRUE(honest->pass);
+    const std::int64_t i = rng.uniform_int(0, g.m - 1), j = rng.uniform_int(0, g.n - 1);
+    const double t = honest->row_bounds[static_cast<std::size_t>(i)];
+    const double sign = rng.uniform() < 0.5 ? -1 : 1;
+    g.c[static_cast<std::size_t>(i * g.ldc + j)] += static_cast<float>(sign * 1.5 * t);
+    auto bad = verify_gemm(g.problem(), o);
+    ASSERT_TRUE(bad.ok());
+    EXPECT_FALSE(bad->pass) << "seed " << seed;
+    EXPECT_EQ(bad->method, Method::kFreivalds);
+    ASSERT_FALSE(bad->rows.empty());
+    EXPECT_EQ(bad->rows.front(), i);
+    EXPECT_EQ(bad->failing_rows, 1);
+  }
+}
+
+TEST(FreivaldsVerifier, SmallCorruptionBelowTheBoundPasses) {
+  // Not over-sensitive: 0.1x the row bound is inside the promise.
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng(seed);
+    Gemm g(64, 64, 64, false, false, 0, rng);
+    g.run();
+    Options o = opts(seed, 10, 0);
+    o.keep_row_bounds = true;
+    auto honest = verify_gemm(g.problem(), o);
+    ASSERT_TRUE(honest.ok());
+    g.c[5 * g.ldc + 7] += static_cast<float>(0.1 * honest->row_bounds[5]);
+    auto r = verify_gemm(g.problem(), o);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->pass) << r->detail;
+  }
+}
+
+class Coercions : public ::testing::TestWithParam<Coercion> {};
+
+TEST_P(Coercions, Detected) {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    Rng rng(seed);
+    Gemm g(64, 64, 64, false, false, 0, rng);
+    g.run(GetParam());
+    auto r = verify_gemm(g.problem(), opts(seed));
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->pass) << "seed " << seed << ": " << r->detail;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FreivaldsVerifier, Coercions,
+                         ::testing::Values(Coercion::kTf32Inputs, Coercion::kBf16Inputs, Coercion::kFp16Inputs,
+                                           Coercion::kFp16Accumulator),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case Coercion::kTf32Inputs: return std::string("tf32_inputs");
+                             case Coercion::kBf16Inputs: return std::string("bf16_inputs");
+                             case Coercion::kFp16Inputs: return std::string("fp16_inputs");
+                             case Coercion::kFp16Accumulator: return std::string("fp16_accumulator");
+                             default: return std::string("none");
+                           }
+                         });
+
+TEST(FreivaldsVerifier, BoundOneStepTooTightFails) {
+  // Test the tester: with the bound scaled far below the honest error the
+  // verifier must object; the honest worst ratio says how far is "far".
+  Rng rng(3);
+  Gemm g(64, 64, 256, false, false, 0, rng);
+  g.run();
+  auto honest = verify_gemm(g.problem(), opts(3));
+  ASSERT_TRUE(honest.ok());
+  ASSERT_TRUE(honest->pass);
+  Options tight = opts(3);
+  tight.bound_scale = honest->worst_ratio / 2;
+  auto r = verify_gemm(g.problem(), tight);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->pass);
+}
+
+TEST(FreivaldsVerifier, AllZeroAndNaNOutputsFail) {
+  Rng rng(4);
+  Gemm g(32, 32, 32, false, false, 0, rng);
+  g.run();
+  std::fill(g.c.begin(), g.c.end(), 0.0f);
+  auto zero = verify_gemm(g.problem(), opts(4));
+  ASSERT_TRUE(zero.ok());
+  EXPECT_FALSE(zero->pass);
+  g.run();
+  g.c[100] = std::numeric_limits<float>::quiet_NaN();
+  auto nan = verify_gemm(g.problem(), opts(4, 4, 0));
+  ASSERT_TRUE(nan.ok());
+  EXPECT_FALSE(nan->pass);
+  EXPECT_EQ(nan->rows.front(), 100 / 32);
+}
+
+TEST(FreivaldsVerifier, NonFiniteInputsAreUnimplemented) {
+  Rng rng(5);
+  Gemm g(16, 16, 16, false, false, 0, rng);
+  g.a[3] = std::numeric_limits<float>::infinity();
+  g.run();
+  auto r = verify_gemm(g.problem(), opts(5));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
+}
+
+TEST(FreivaldsVerifier, RejectsMismatchedShapes) {
+  Rng rng(6);
+  Gemm g(16, 16, 16, false, false, 0, rng);
+  g.run();
+  GemmProblem p = g.problem();
+  p.k = 17;
+  auto r = verify_gemm(p, opts(6));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+}
+
+// Honest kernels from kc's own backend registry, through the matmul op's call layout.
+BackendRegistry& registry() {
+  static BackendRegistry* r = [] {
+    auto* reg = new BackendRegistry();
+    KC_CHECK(register_builtin_backends(*reg).ok());
+    return reg;
+  }();
+  return *r;
+}
+
+class RegistryImpls : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RegistryImpls, HonestImplNeverFalseAlarms) {
+  auto impl = registry().find_impl(GetParam());
+  if (!impl) GTEST_SKIP() << GetParam() << " is not available here";
+  const Op* op = builtin_ops().find("matmul");
+  ASSERT_NE(op, nullptr);
+  const char* configs[][5] = {{"96", "64", "200", "N", "N"}, {"31", "77", "513", "T", "N"}, {"64", "64", "64", "N", "T"}};
+  for (const auto& cf : configs) {
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      Config config;
+      config.params = {{"M", cf[0]}, {"N", cf[1]}, {"K", cf[2]}, {"trans_a", cf[3]}, {"trans_b", cf[4]},
+                       {"beta", seed % 2 ? "0" : "0.5"}, {"ldc_pad", "2"}};
+      auto call = op->make_call(config);
+      ASSERT_TRUE(call.ok());
+      Rng rng(seed);
+      op->fill(*call, FillSpec{}, rng);
+      const Call inputs = *call;
+      ASSERT_TRUE(impl->run(*call).ok());
+      auto r = verify_matmul(inputs, *call, opts(seed));
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      EXPECT_TRUE(r->pass) << GetParam() << " " << config.to_string() << ": " << r->detail;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FreivaldsVerifier, RegistryImpls,
+                         ::testing::Values("ref.matmul", "openblas.sgemm", "blis.sgemm"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& ch : s)
+                             if (ch == '.') ch = '_';
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace kc::verify
