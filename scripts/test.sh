@@ -30,7 +30,9 @@ if [ "$quick" -eq 1 ]; then exit 0; fi
 step "unit tests under ASan + UBSan"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+# Leak checking is off: LeakSanitizer's tracer crashes (signal 11) on the
+# OpenMP worker threads of Debian's BLIS at exit. Memory errors and UB are checked.
+ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --preset asan -j "$jobs" -L unit
 
 step "parser fuzzing (${fuzz_seconds}s)"

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "kc/engine.h"
 #include "kc/isolate.h"
 
@@ -45,6 +47,15 @@ Call scal_call(std::int64_t n) {
   c.tensors.emplace_back(DType::kF32, std::vector<std::int64_t>{n});
   for (std::int64_t i = 0; i < n; ++i) c.tensors[0].set(i, static_cast<double>(i));
   return c;
+}
+
+/// A real SIGSEGV: a store to a page mapped PROT_NONE (not a null store,
+/// which UBSan would report and turn into exit(1) before the fault).
+Status write_to_forbidden_page() {
+  void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return Status(StatusCode::kInternal, "mmap failed");
+  *static_cast<volatile int*>(page) = 1;
+  return ok_status();
 }
 
 Status doubler(Call& c) {
@@ -93,11 +104,7 @@ TEST(Isolate, TheKernelRunsOutsideKcsProcess) {
 }
 
 TEST(Isolate, ASegfaultIsACrashVerdictNotADeadKc) {
-  const FnImpl impl([](Call&) {
-    volatile int* p = nullptr;
-    *p = 1;
-    return ok_status();
-  });
+  const FnImpl impl([](Call&) { return write_to_forbidden_page(); });
   Call call = scal_call(16);
   const Outcome o = run_once(impl, call);
   ASSERT_TRUE(o.failure);
@@ -241,11 +248,7 @@ TEST(IsolateEngine, ACrashingImplIsAnErrorVerdictAndTheRunGoesOn) {
   const Contract& contract = parsed.document.contracts[0];
   const BackendInfo info{"test", true, "", "", ""};
 
-  const FnImpl crashing([](Call&) -> Status {
-    volatile int* p = nullptr;
-    *p = 1;
-    return ok_status();
-  });
+  const FnImpl crashing([](Call&) { return write_to_forbidden_page(); });
   engine::CheckRequest req;
   const engine::CaseResult crashed = engine::run_case(contract, "t.kc", crashing, info, req);
   EXPECT_EQ(crashed.verdict, engine::Verdict::kError) << crashed.reason;
