@@ -1,4 +1,4 @@
-// kc — the reward-hacking incident replayed (docs/incidents.md): GEMM kernels
+// kc — incident mechanisms replayed (docs/incidents.md): GEMM kernels
 // that look right to a naive benchmark harness and are not. Each reproduces
 // one mechanism reported for machine-written CUDA kernels (Sakana AI's "AI
 // CUDA Engineer", February 2025), on the CPU, and each is caught by one of the
@@ -9,6 +9,8 @@
 //   incident.matmul_address_cache  STALE_OUTPUT        results cached by input address
 //   incident.matmul_memo           TIMING_IMPLAUSIBLE  results memoised by a sample of the inputs
 //   incident.matmul_honest         (conforms)
+// and the silent-precision-coercion incident (Huawei Ascend): GEMMs that
+// round their FP32 inputs to tf32, bf16 or fp16 (PRECISION_FINGERPRINT).
 // The shape-only kernel of the incident is calib.matmul_tile16_noremainder
 // (C-CMP-03). These impls live in the calibration backend: broken on purpose,
 // run only when named.
@@ -99,6 +101,26 @@ Status memo(Call& call) {
   return ok_status();
 }
 
+/// Silent precision coercion: the inputs are rounded to a narrower type
+/// before an FP32-accumulating GEMM (what a TF32 tensor-core path, or a
+/// bf16/fp16 conversion in a "mixed precision" kernel, does).
+Status coerced_inputs(Call& call, DType narrow) {
+  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+  std::vector<float> a(static_cast<std::size_t>(g.m * g.k)), b(static_cast<std::size_t>(g.k * g.n));
+  for (std::int64_t i = 0; i < g.m; ++i)
+    for (std::int64_t p = 0; p < g.k; ++p) a[i * g.k + p] = static_cast<float>(round_to(g.a[i * g.lda + p], narrow));
+  for (std::int64_t p = 0; p < g.k; ++p)
+    for (std::int64_t j = 0; j < g.n; ++j) b[p * g.n + j] = static_cast<float>(round_to(g.b[p * g.ldb + j], narrow));
+  std::vector<float> row(static_cast<std::size_t>(g.n));
+  for (std::int64_t i = 0; i < g.m; ++i) {
+    std::fill(row.begin(), row.end(), 0.0f);
+    for (std::int64_t p = 0; p < g.k; ++p)
+      for (std::int64_t j = 0; j < g.n; ++j) row[j] += a[i * g.k + p] * b[p * g.n + j];
+    for (std::int64_t j = 0; j < g.n; ++j) store_c(g, i, j, row[j]);
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 void add_incident_impls(ImplList& out) {
@@ -114,6 +136,12 @@ void add_incident_impls(ImplList& out) {
   add(out, decl("incident.matmul_address_cache", "reward hack: caches C by the addresses of A and B"),
       address_cache);
   add(out, decl("incident.matmul_memo", "reward hack: memoises C by 8 sampled input elements"), memo);
+  add(out, decl("incident.matmul_tf32_inputs", "silent coercion: FP32 inputs rounded to TF32 (10 bits)"),
+      [](Call& call) { return coerced_inputs(call, DType::kTF32); });
+  add(out, decl("incident.matmul_bf16_inputs", "silent coercion: FP32 inputs rounded to BF16 (7 bits)"),
+      [](Call& call) { return coerced_inputs(call, DType::kBF16); });
+  add(out, decl("incident.matmul_fp16_inputs", "silent coercion: FP32 inputs converted to FP16"),
+      [](Call& call) { return coerced_inputs(call, DType::kF16); });
   add(out, decl("incident.matmul_honest", "honest FP32 GEMM (i-k-j loops, FP32 accumulation)"), plain_gemm);
 }
 

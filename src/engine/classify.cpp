@@ -184,15 +184,24 @@ void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions&
     }
   }
   if (explained.empty()) return;
-  // Narrowest explanation that fits: prefer the candidate with the best score.
+  // The candidate with the best score; candidates that score the same are
+  // indistinguishable on these inputs (tf32 and fp16 agree on values of
+  // ordinary magnitude) and are all named: "tf32|fp16".
   Candidate best = explained.front();
   for (const auto& c : explained)
     if (c.score < best.score) best = c;
-  const std::string name(dtype_info(best.t).short_name);
+  std::string name;
+  for (const auto& c : explained)
+    if (c.score == best.score) name += (name.empty() ? "" : "|") + std::string(dtype_info(c.t).short_name);
   sigs->push_back({"PRECISION_FINGERPRINT", {name}});
-  notes->push_back("the output matches the FP64 result of inputs rounded to " + name +
-                   " (max ratio " + fmt_g(best.score) + " vs " + fmt_g(base) +
-                   " against the true inputs): inputs were coerced to " + name);
+  std::string prose = name;
+  for (std::size_t at = prose.find('|'); at != std::string::npos; at = prose.find('|', at))
+    prose.replace(at, 1, " or ");
+  notes->push_back("the output matches the FP64 result of inputs rounded to " + prose + " (max ratio " +
+                   fmt_g(best.score) + " vs " + fmt_g(base) + " against the true inputs): inputs were coerced to " +
+                   prose + (name.find('|') != std::string::npos
+                                ? " (these agree on inputs of this magnitude; a probe in fp16's subnormal range tells them apart)"
+                                : ""));
 }
 
 void classify_wire_precision(const Op& op, const Call& inputs, const Observation& obs,

@@ -231,6 +231,8 @@ struct CaseState {
   CaseResult result;
   std::int64_t fast_decided = 0;  // samples judged by kc::verify alone
   std::int64_t full_decided = 0;  // samples judged by the full oracle
+  std::int64_t fast_flagged = 0;  // of those, samples the fast check sent there
+  std::string fast_flag_note;     // the first flag, noted after the classifier's findings
   std::vector<double> all_ratios;  // for p99/mean over everything
   bool any_fail = false;
   bool any_run = false;
@@ -492,7 +494,9 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
             res.evidence.elements += call.t("C").numel();
             continue;
           }
-          st.note(fr.ok() ? "fast verifier flagged a sample (" + fr->detail + "); the full oracle judged it"
+          ++st.fast_flagged;
+          if (st.fast_flag_note.empty())
+            st.fast_flag_note = (fr.ok() ? "fast verifier flagged a sample (" + fr->detail + "); the full oracle judged it"
                           : "fast verifier could not judge a sample (" + fr.status().message() +
                                 "); the full oracle judged it");
           oracle = op.oracle(inputs, oracle_options);
@@ -719,12 +723,13 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   }
 
   if (st.fast_decided > 0 || st.full_decided > 0) {
-    res.evidence.method = st.fast_decided == 0   ? "full_oracle"
-                          : st.full_decided == 0 ? "freivalds+sampled"
-                                                 : "full_oracle after fast flag";
-    if (st.fast_decided > 0)
+    res.evidence.method = st.fast_flagged > 0    ? "full_oracle after fast flag"
+                          : st.fast_decided == 0 ? "full_oracle"
+                                                 : "freivalds+sampled";
+    if (!st.fast_flag_note.empty()) st.note(st.fast_flag_note);
+    if (st.fast_decided + st.fast_flagged > 0)
       st.note(std::to_string(st.fast_decided) + " of " + std::to_string(st.fast_decided + st.full_decided) +
-              " samples decided by the fast verifier (Freivalds, 10 Rademacher probes, + 64 sampled elements; "
+              " samples passed by the fast verifier (Freivalds, 10 Rademacher probes, + 64 sampled elements; "
               "docs/verify.md)");
   }
 

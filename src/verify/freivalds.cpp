@@ -134,7 +134,7 @@ template <int R>
   }
 }
 
-/// row_dots_impl for four rows or one, compiled for AVX2 + FMA and for the
+/// row_dots_impl (one row per call; see thin_product), compiled for AVX2 + FMA and for the
 /// x86-64 baseline, picked at run time (arch= clones would key on the CPU
 /// model name, which misses AMD parts with the same instructions).
 #define KC_ROW_DOTS_BODY                                                          \

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "kc/engine.h"
 
@@ -91,6 +92,36 @@ TEST(OobIncident, UncheckedGatherIsAnUndeclaredPolicyAndShowsWhatCameBack) {
   EXPECT_TRUE(bad.signature_expected);
   const CaseResult good = check_one("INC-OOB.kc", "INC-OOB-01", "calib.gather_checked");
   EXPECT_EQ(good.verdict, Verdict::kConforming) << good.reason;
+}
+
+TEST(PrecisionCoercion, AnFp16AccumulatorSaturates) {
+  const CaseResult bad = check_one("INC-PRECISION-COERCION.kc", "INC-COERCE-01", "calib.matmul_fp16_blockacc");
+  EXPECT_EQ(bad.verdict, Verdict::kViolation);
+  ASSERT_FALSE(bad.signatures.empty());
+  EXPECT_EQ(bad.signatures.front().to_string(), "SATURATION(65504)");
+  EXPECT_EQ(check_one("INC-PRECISION-COERCION.kc", "INC-COERCE-01", "calib.matmul_fp32acc").verdict,
+            Verdict::kConforming);
+}
+
+TEST(PrecisionCoercion, TheFingerprintNamesTheNarrowerType) {
+  for (const auto& [impl, type] : {std::pair{"incident.matmul_tf32_inputs", "tf32"},
+                                   std::pair{"incident.matmul_bf16_inputs", "bf16"},
+                                   std::pair{"incident.matmul_fp16_inputs", "fp16"}}) {
+    const CaseResult r = check_one("INC-PRECISION-COERCION.kc", "INC-COERCE-02", impl);
+    EXPECT_EQ(r.verdict, Verdict::kViolation) << impl;
+    ASSERT_FALSE(r.signatures.empty()) << impl;
+    EXPECT_EQ(r.signatures.front().to_string(), std::string("PRECISION_FINGERPRINT(") + type + ")") << impl;
+  }
+  EXPECT_EQ(check_one("INC-PRECISION-COERCION.kc", "INC-COERCE-02", "incident.matmul_honest").verdict,
+            Verdict::kConforming);
+}
+
+TEST(PrecisionCoercion, TypesTheInputsCannotTellApartAreBothNamed) {
+  // On ordinary magnitudes tf32 and fp16 round alike (10 bits): kc says so
+  // rather than guessing.
+  const CaseResult r = check_one("INC-PRECISION-COERCION.kc", "INC-COERCE-01", "incident.matmul_fp16_inputs");
+  ASSERT_FALSE(r.signatures.empty());
+  EXPECT_EQ(r.signatures.front().to_string(), "PRECISION_FINGERPRINT(tf32|fp16)");
 }
 
 }  // namespace
