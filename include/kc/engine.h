@@ -87,6 +87,7 @@ struct CheckRequest {
   std::vector<std::string> paths;          ///< contract files or directories
   std::vector<std::string> contracts;      ///< id filters (glob: * ?), empty = all
   std::vector<std::string> impls;          ///< impl filters (glob), empty = all applicable
+  std::vector<std::string> backends;       ///< backend filters (glob), empty = all
   std::vector<std::string> plugin_paths;
   std::uint64_t seed = 0x6b63;
   std::optional<std::int64_t> samples;     ///< override the protocol's sample count
@@ -138,5 +139,17 @@ std::vector<std::string> ops_for_scope(const std::string& scope_entry);
 
 /// Glob match with * and ?.
 bool glob_match(std::string_view pattern, std::string_view text);
+
+/// `kc vet`: a user's kernel file built into a plugin library.
+struct VetBuild {
+  std::string library;  ///< the shared library to load with --plugin
+  std::string command;  ///< the build command run (empty for a .so given as is)
+  std::string log;      ///< the compiler's output
+};
+/// Builds `source` against the plugin ABI (include/kc/kc_plugin.h) into a
+/// shared library under `work_dir`: .c with cc, .cpp/.cc/.cxx with c++, .cu
+/// with nvcc; a .so is used as is. `include_dir` holds kc/kc_plugin.h.
+Result<VetBuild> build_kernel_library(const std::string& source, const std::string& work_dir,
+                                      const std::string& include_dir);
 
 }  // namespace kc::engine

@@ -48,6 +48,7 @@ CheckResult run_check(const CheckRequest& request, BackendRegistry& registry) {
   auto impls = registry.impls();
   for (const auto& impl : impls) {
     if (!selected(request.impls, impl->declaration().name)) continue;
+    if (!selected(request.backends, impl->declaration().backend)) continue;
     // Calibration impls are broken on purpose (they calibrate kc, DESIGN.md §5):
     // graded only when a filter names them, e.g. --impl 'calib.*'.
     if (request.impls.empty() && impl->declaration().backend == "calibration") continue;

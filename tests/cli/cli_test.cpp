@@ -140,3 +140,37 @@ TEST(Cli, ExplainDescribesAContract) {
 }
 
 }  // namespace
+
+namespace {
+
+// kc vet: a generated kernel file is built against the plugin ABI, graded
+// against the standard suite in worker processes, and its two defects are
+// named; a file that does not compile is a clear error, not a crash.
+TEST(CliVet, GeneratedKernelsAreBuiltGradedAndCaught) {
+  const std::string out = temp_dir("vet");
+  CliRun r = kc("vet " + src("examples/vet/generated_kernels.c") + " " + src("contracts/classes") + " --out " + out +
+                " --no-color");
+  EXPECT_EQ(r.code, 1) << r.out;  // violations found
+  EXPECT_NE(r.out.find("built: cc"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gen.sgemm_tiled16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TILE_REMAINDER"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NAN_SWALLOWED"), std::string::npos) << r.out;
+  // Only the vetted file's impls are graded.
+  EXPECT_EQ(r.out.find("openblas."), std::string::npos) << r.out;
+  for (const char* f : {"report.json", "report.md", "trace.jsonl"})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+}
+
+TEST(CliVet, AFileThatDoesNotCompileIsAClearError) {
+  const std::string dir = temp_dir("vet_bad");
+  const std::string file = dir + "/broken.c";
+  std::ofstream(file) << "this is not C\n";
+  CliRun r = kc("vet " + file + " --out " + dir + "/out");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("building " + file + " failed"), std::string::npos) << r.out;
+  CliRun missing = kc("vet " + dir + "/nope.cu");
+  EXPECT_EQ(missing.code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("no such file"), std::string::npos) << missing.out;
+}
+
+}  // namespace

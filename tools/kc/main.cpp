@@ -39,6 +39,9 @@ commands:
                        matrix and grades; write report files (--out DIR)
   calibrate [PATHS...] prove every contract separates its trio: baseline fails the visible
                        test, bad passes it but violates the contract, good passes both
+  vet FILE [PATHS...]  build a kernel file (.c, .cpp, .cu; or a plugin .so) against the plugin
+                       ABI (include/kc/kc_plugin.h), grade its impls against the standard
+                       suite (or PATHS) in worker processes, write the reports (--out DIR)
   lint PATHS...        parse contracts; list clause by clause what keeps them from executing
   fmt FILE [--to kc|yaml]
                        print the canonical form (or convert between .kc and YAML)
@@ -227,6 +230,26 @@ int cmd_check(Args& a, bool grade) {
   return r.exit_code();
 }
 
+/// kc vet FILE [CONTRACTS...]: build FILE against the plugin ABI, grade its
+/// impls (only those) against the standard suite, write the reports.
+int cmd_vet(Args& a) {
+  if (a.positional.empty()) return usage_error("vet needs a kernel file (.c, .cpp, .cu) or a plugin .so");
+  const std::string source = a.positional.front();
+  a.positional.erase(a.positional.begin());
+  const char* env_include = std::getenv("KC_INCLUDE_DIR");
+  const std::string include_dir = env_include ? env_include : KC_INCLUDE_DIR;
+  auto built = kc::engine::build_kernel_library(source, a.out + "/build", include_dir);
+  if (!built.ok()) {
+    std::cerr << "kc vet: " << built.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (!built->command.empty()) std::cout << "built: " << built->command << "\n";
+  if (!built->log.empty()) std::cout << built->log;
+  a.request.plugin_paths.push_back(built->library);
+  a.request.backends = {"plugin"};
+  return cmd_check(a, true);
+}
+
 int cmd_calibrate(Args& a) {
   a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
   auto r = kc::engine::run_calibration(a.request);
@@ -371,6 +394,7 @@ int main(int argc, char** argv) {
   if (a.command == "check") return cmd_check(a, false);
   if (a.command == "grade") return cmd_check(a, true);
   if (a.command == "calibrate") return cmd_calibrate(a);
+  if (a.command == "vet") return cmd_vet(a);
   if (a.command == "lint") return cmd_lint(a);
   if (a.command == "fmt") return cmd_fmt(a);
   if (a.command == "list") return cmd_list(a);
@@ -378,7 +402,7 @@ int main(int argc, char** argv) {
   if (a.command == "explain") return cmd_explain(a);
   if (a.command == "verify-trace") return cmd_verify_trace(a);
   const std::vector<std::string> commands = {"check", "grade", "calibrate", "lint", "fmt", "list", "backends", "explain",
-                                             "verify-trace"};
+                                             "verify-trace", "vet"};
   std::string near = kc::lang::nearest_word(a.command, commands);
   return usage_error("unknown command '" + a.command + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
 }
