@@ -8,52 +8,21 @@
 
 #include "calibration/calibration_backend.h"
 #include "kc/calibrate.h"
+#include "tests/unit/engine/trio.h"
 #include "kc/engine.h"
 
 namespace kc::engine {
 namespace {
 
-std::string contract_path(const std::string& id) {
-  return std::string(KC_SOURCE_DIR) + "/contracts/classes/" + id + ".kc";
-}
-
-struct Expected {
-  const char* contract;
-  const char* signature;  ///< name the bad impl's first signature must have
-};
+using trio::check_one;
+using trio::contract_path;
+using trio::Expected;
 
 class CmpExcCalibration : public ::testing::TestWithParam<Expected> {};
 
 TEST_P(CmpExcCalibration, TrioShowsItsThreeStates) {
   const Expected& e = GetParam();
-  CheckRequest request;
-  request.paths = {contract_path(e.contract)};
-  const CalibrationResult result = run_calibration(request);
-  for (const auto& d : result.diagnostics) ADD_FAILURE() << d.render();
-  EXPECT_TRUE(result.missing.empty());
-  ASSERT_EQ(result.rows.size(), 3u) << render_calibration(result, false);
-
-  const CalibrationRow& baseline = result.rows[0];
-  const CalibrationRow& bad = result.rows[1];
-  const CalibrationRow& good = result.rows[2];
-  ASSERT_EQ(baseline.role, TrioRole::kBaseline);
-  ASSERT_EQ(bad.role, TrioRole::kBad);
-  ASSERT_EQ(good.role, TrioRole::kGood);
-
-  EXPECT_FALSE(baseline.visible.pass) << baseline.impl;
-
-  EXPECT_TRUE(bad.visible.pass) << bad.impl << ": " << bad.visible.detail;
-  EXPECT_EQ(bad.contract_result.verdict, Verdict::kViolation) << bad.contract_result.reason;
-  ASSERT_FALSE(bad.contract_result.signatures.empty()) << bad.contract_result.reason;
-  EXPECT_EQ(bad.contract_result.signatures.front().name, e.signature) << bad.contract_result.reason;
-  EXPECT_TRUE(bad.contract_result.signature_expected);
-  EXPECT_FALSE(bad.contract_result.repro.empty());
-
-  EXPECT_TRUE(good.visible.pass) << good.impl << ": " << good.visible.detail;
-  EXPECT_EQ(good.contract_result.verdict, Verdict::kConforming) << good.contract_result.reason;
-
-  for (const auto& row : result.rows) EXPECT_TRUE(row.state_ok) << row.impl << ": " << row.problem;
-  EXPECT_EQ(result.exit_code(), 0) << render_calibration(result, false);
+  trio::expect_three_states(e);
 }
 
 INSTANTIATE_TEST_SUITE_P(Classes, CmpExcCalibration,
@@ -62,25 +31,8 @@ INSTANTIATE_TEST_SUITE_P(Classes, CmpExcCalibration,
                                            Expected{"C-CMP-03", "TILE_REMAINDER"},
                                            Expected{"C-EXC-01", "NAN_SWALLOWED"},
                                            Expected{"C-EXC-02", "OOB_UNDECLARED"}),
-                         [](const ::testing::TestParamInfo<Expected>& info) {
-                           std::string name = info.param.contract;
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+                         trio::param_name);
 
-/// Runs one class contract against one calibration impl.
-CaseResult check_one(const std::string& contract, const std::string& impl) {
-  CheckRequest request;
-  request.paths = {contract_path(contract)};
-  request.impls = {impl};
-  const CheckResult r = run_check(request);
-  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
-  for (const auto& c : r.cases)
-    if (c.impl == impl) return c;
-  ADD_FAILURE() << impl << " was not run against " << contract;
-  return {};
-}
 
 TEST(CmpExcSignatures, FusionDivergenceNamesTheSubstitutedActivation) {
   const CaseResult r = check_one("C-CMP-01", "calib.fused_gelu_tanh");

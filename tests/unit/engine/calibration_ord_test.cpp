@@ -14,6 +14,7 @@
 #include "calibration/calibration_backend.h"
 #include "engine/classify.h"
 #include "kc/calibrate.h"
+#include "tests/unit/engine/trio.h"
 #include "kc/engine.h"
 #include "kc/lang.h"
 #include "ops/collective/collective.h"
@@ -21,14 +22,9 @@
 namespace kc::engine {
 namespace {
 
-std::string contract_path(const std::string& id) {
-  return std::string(KC_SOURCE_DIR) + "/contracts/classes/" + id + ".kc";
-}
-
-struct Expected {
-  const char* contract;
-  const char* signature;  ///< name the bad impl's first signature must have
-};
+using trio::check_one;
+using trio::contract_path;
+using trio::Expected;
 
 class OrdCalibration : public ::testing::TestWithParam<Expected> {};
 
@@ -36,59 +32,15 @@ TEST_P(OrdCalibration, TrioShowsItsThreeStates) {
   const Expected& e = GetParam();
   if (std::string(e.contract) == "C-ORD-02" && std::thread::hardware_concurrency() < 2)
     GTEST_SKIP() << "the atomic-add sum needs two hardware threads to interleave";
-  CheckRequest request;
-  request.paths = {contract_path(e.contract)};
-  const CalibrationResult result = run_calibration(request);
-  for (const auto& d : result.diagnostics) ADD_FAILURE() << d.render();
-  EXPECT_TRUE(result.missing.empty());
-  ASSERT_EQ(result.rows.size(), 3u) << render_calibration(result, false);
-
-  const CalibrationRow& baseline = result.rows[0];
-  const CalibrationRow& bad = result.rows[1];
-  const CalibrationRow& good = result.rows[2];
-  ASSERT_EQ(baseline.role, TrioRole::kBaseline);
-  ASSERT_EQ(bad.role, TrioRole::kBad);
-  ASSERT_EQ(good.role, TrioRole::kGood);
-
-  EXPECT_FALSE(baseline.visible.pass) << baseline.impl;
-
-  EXPECT_TRUE(bad.visible.pass) << bad.impl << ": " << bad.visible.detail;
-  EXPECT_EQ(bad.contract_result.verdict, Verdict::kViolation) << bad.contract_result.reason;
-  ASSERT_FALSE(bad.contract_result.signatures.empty()) << bad.contract_result.reason;
-  EXPECT_EQ(bad.contract_result.signatures.front().name, e.signature) << bad.contract_result.reason;
-  EXPECT_TRUE(bad.contract_result.signature_expected);
-  EXPECT_FALSE(bad.contract_result.repro.empty());
-
-  EXPECT_TRUE(good.visible.pass) << good.impl << ": " << good.visible.detail;
-  EXPECT_EQ(good.contract_result.verdict, Verdict::kConforming) << good.contract_result.reason;
-
-  for (const auto& row : result.rows) EXPECT_TRUE(row.state_ok) << row.impl << ": " << row.problem;
-  EXPECT_EQ(result.exit_code(), 0) << render_calibration(result, false);
+  trio::expect_three_states(e);
 }
 
 INSTANTIATE_TEST_SUITE_P(Classes, OrdCalibration,
                          ::testing::Values(Expected{"C-ORD-01", "SCHEDULE_OUTLIER"},
                                            Expected{"C-ORD-02", "NONDETERMINISTIC"},
                                            Expected{"C-ORD-03", "WIRE_PRECISION"}),
-                         [](const ::testing::TestParamInfo<Expected>& info) {
-                           std::string name = info.param.contract;
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+                         trio::param_name);
 
-/// Runs one class contract against one calibration impl.
-CaseResult check_one(const std::string& contract, const std::string& impl) {
-  CheckRequest request;
-  request.paths = {contract_path(contract)};
-  request.impls = {impl};
-  const CheckResult r = run_check(request);
-  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
-  for (const auto& c : r.cases)
-    if (c.impl == impl) return c;
-  ADD_FAILURE() << impl << " was not run against " << contract;
-  return {};
-}
 
 TEST(OrdSignatures, OrderBoundNamesTheLowPrecisionSchedule) {
   const CaseResult r = check_one("C-ORD-01", "calib.mean_fp16_partials");

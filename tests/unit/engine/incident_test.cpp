@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kc/engine.h"
+#include "tests/unit/engine/trio.h"
 
 namespace kc::engine {
 namespace {
@@ -16,16 +17,7 @@ std::string incident_path(const std::string& file) {
 }
 
 CaseResult check_one(const std::string& file, const std::string& contract, const std::string& impl) {
-  CheckRequest request;
-  request.paths = {incident_path(file)};
-  request.contracts = {contract};
-  request.impls = {impl};
-  const CheckResult r = run_check(request);
-  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
-  for (const auto& c : r.cases)
-    if (c.impl == impl && c.contract_id == contract) return c;
-  ADD_FAILURE() << impl << " was not run against " << contract;
-  return {};
+  return trio::check_one_in(incident_path(file), contract, impl);
 }
 
 struct Caught {
