@@ -8,6 +8,12 @@ packages=(
   libgtest-dev googletest
   libyaml-cpp-dev
   libopenblas-dev libblis-dev libblas-dev   # the three BLAS libraries graded side by side
+  libeigen3-dev                             # eigen backend (header-only)
+  libdnnl-dev                               # onednn backend
+  libtorch-dev                              # torch backend (libtorch CPU)
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo  # opencl backend on PoCL
+  libopenmpi-dev openmpi-bin                # mpi backend (collectives with K local ranks)
+  librapidcheck-dev                         # property-based checks (verification ladder L3)
 )
 
 missing=()
