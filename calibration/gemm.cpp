@@ -27,8 +27,7 @@ Result<Gemm> gemm_of(Call& call) {
   return g;
 }
 
-Status plain_gemm(Call& call) {
-  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+void plain_gemm_on(const Gemm& g) {
   std::vector<float> row(static_cast<std::size_t>(g.n));
   for (std::int64_t i = 0; i < g.m; ++i) {
     std::fill(row.begin(), row.end(), 0.0f);
@@ -39,6 +38,11 @@ Status plain_gemm(Call& call) {
     }
     for (std::int64_t j = 0; j < g.n; ++j) store_c(g, i, j, row[j]);
   }
+}
+
+Status plain_gemm(Call& call) {
+  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+  plain_gemm_on(g);
   return ok_status();
 }
 

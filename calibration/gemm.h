@@ -29,6 +29,8 @@ inline void store_c(const Gemm& g, std::int64_t i, std::int64_t j, float acc) {
 
 /// An honest GEMM: FP32 accumulation along K in order, i-k-j loops (row of C
 /// accumulated in place, so the inner loop streams B and C).
+void plain_gemm_on(const Gemm& g);
+/// plain_gemm on a matmul call's operands.
 Status plain_gemm(Call& call);
 
 }  // namespace kc::calibration
