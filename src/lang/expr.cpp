@@ -231,7 +231,11 @@ std::optional<DType> precision_arg(const Expr& e, const ExprEnv& env, std::strin
     }
     if (auto t = parse_dtype(e.name)) return t;
   }
-  *error = "'" + print_expr(e) + "' is not a precision (FP64, FP32, TF32, BF16, FP16, FP8E4M3, FP8E5M2 or P)";
+  // Appended piecewise: GCC 12 at -O3 reports a false -Wrestrict on "'" + s + "...".
+  std::string msg = "'";
+  msg += print_expr(e);
+  msg += "' is not a precision (FP64, FP32, TF32, BF16, FP16, FP8E4M3, FP8E5M2 or P)";
+  *error = std::move(msg);
   return std::nullopt;
 }
 
