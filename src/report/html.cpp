@@ -102,12 +102,20 @@ std::string matrix_cell(const CaseResult* c, const engine::CheckResult& result) 
 void render_matrix_section(const engine::CheckResult& result, std::string& out) {
   const Grid g = build_grid(result);
   if (g.impls.empty()) return;
-  out += "<h2 id=\"matrix\">Conformance matrix</h2>\n<div class=\"scroll\"><table class=\"matrix\">\n<tr><th>contract \\ impl</th>";
-  for (const auto& impl : g.impls) out += "<th class=\"col\">" + html_escape(impl) + "</th>";
+  // Rows take the longer list (usually impls), as in the Markdown report, so
+  // the grid grows down the page rather than off its side.
+  const bool rows_are_impls = g.impls.size() > g.contracts.size();
+  const auto& rows = rows_are_impls ? g.impls : g.contracts;
+  const auto& cols = rows_are_impls ? g.contracts : g.impls;
+  out += "<h2 id=\"matrix\">Conformance matrix</h2>\n<div class=\"scroll\"><table class=\"matrix\">\n<tr><th>";
+  out += rows_are_impls ? "impl \\ contract" : "contract \\ impl";
+  out += "</th>";
+  for (const auto& c : cols) out += "<th class=\"col\">" + html_escape(c) + "</th>";
   out += "</tr>\n";
-  for (std::size_t r = 0; r < g.contracts.size(); ++r) {
-    out += "<tr><th>" + html_escape(g.contracts[r]) + "</th>";
-    for (std::size_t c = 0; c < g.impls.size(); ++c) out += matrix_cell(g.at[r][c], result);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out += "<tr><th>" + html_escape(rows[r]) + "</th>";
+    for (std::size_t c = 0; c < cols.size(); ++c)
+      out += matrix_cell(rows_are_impls ? g.at[c][r] : g.at[r][c], result);
     out += "</tr>\n";
   }
   out += "</table></div>\n<p class=\"legend\">";
