@@ -21,7 +21,11 @@
 //                      Debian builds it without -ffast-math.
 //   schedules          the op's schedule label nearest to the algorithm (the
 //                      label only names the impl's order for the matrix; the
-//                      algorithm is the impl's own, fixed).
+//                      algorithm is the impl's own, fixed). For the fixed
+//                      decision rules, the label of what they ran here at
+//                      n = 1024 (docs/backends/mpi.md: all_reduce's results match
+//                      recursive doubling bit for bit at K = 2..32, reduce_scatter's
+//                      recursive halving at K = 4..16).
 // Algorithm numbers: `ompi_info --param coll tuned --level 9` on Open MPI 4.1.4
 // (coll_tuned_allreduce_algorithm: 1 basic linear, 2 nonoverlapping (tuned
 // reduce + tuned bcast), 3 recursive doubling, 4 ring, 5 segmented ring,
@@ -73,7 +77,7 @@ struct Algorithm {
 
 // One row per impl: the algorithms coll/tuned can be forced to (see the header comment).
 constexpr Algorithm kAlgorithms[] = {
-    {"all_reduce", Collective::kAllReduce, 0, "", "tree", WireType::kFloat,
+    {"all_reduce", Collective::kAllReduce, 0, "", "recursive_doubling", WireType::kFloat,
      "MPI_Allreduce(MPI_FLOAT, MPI_SUM), Open MPI's fixed decision rules"},
     {"all_reduce", Collective::kAllReduce, 1, ".basic_linear", "tree", WireType::kFloat,
      "MPI_Allreduce, basic linear (linear reduce to rank 0 + bcast)"},
@@ -84,9 +88,9 @@ constexpr Algorithm kAlgorithms[] = {
     {"all_reduce", Collective::kAllReduce, 4, ".ring", "ring", WireType::kFloat, "MPI_Allreduce, ring"},
     {"all_reduce", Collective::kAllReduce, 6, ".rabenseifner", "recursive_doubling", WireType::kFloat,
      "MPI_Allreduce, Rabenseifner (recursive-halving reduce-scatter + recursive-doubling allgather)"},
-    {"all_reduce", Collective::kAllReduce, 0, ".f64wire", "tree", WireType::kDouble,
+    {"all_reduce", Collective::kAllReduce, 0, ".f64wire", "recursive_doubling", WireType::kDouble,
      "MPI_Allreduce on MPI_DOUBLE (FP32 data widened, one rounding back), fixed decision rules"},
-    {"reduce_scatter", Collective::kReduceScatter, 0, "", "tree", WireType::kFloat,
+    {"reduce_scatter", Collective::kReduceScatter, 0, "", "recursive_doubling", WireType::kFloat,
      "MPI_Reduce_scatter(MPI_FLOAT, MPI_SUM), Open MPI's fixed decision rules"},
     {"reduce_scatter", Collective::kReduceScatter, 1, ".non_overlapping", "tree", WireType::kFloat,
      "MPI_Reduce_scatter, non-overlapping (reduce + scatterv)"},

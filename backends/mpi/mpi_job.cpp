@@ -179,7 +179,14 @@ Status Job::start(int world) {
   return ok_status();
 }
 
-void Job::stop(bool graceful) {
+Status Job::shutdown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string problem = stop(true);
+  return problem.empty() ? ok_status() : Status(StatusCode::kCrashed, problem);
+}
+
+std::string Job::stop(bool graceful) {
+  std::string problem;
   if (fd_ >= 0 && graceful) {
     mpi_wire::RequestHeader bye;  // collective 0 = shutdown
     send_all(fd_, &bye, sizeof bye, 1.0);
@@ -213,7 +220,12 @@ void Job::stop(bool graceful) {
         ::kill(-pid_, SIGKILL);
         ::waitpid(pid_, &wstatus, 0);
       }
+      if (graceful) problem = "mpirun did not exit within 10 s of the shutdown request";
+    } else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+      problem = WIFEXITED(wstatus) ? "mpirun exited with status " + std::to_string(WEXITSTATUS(wstatus))
+                                   : "mpirun ended by signal " + std::to_string(WTERMSIG(wstatus));
     }
+    if (!problem.empty() && !dir_.empty()) problem += "; mpirun output: " + log_tail();
   }
   pid_ = -1;
   world_ = 0;
@@ -223,6 +235,7 @@ void Job::stop(bool graceful) {
     ::rmdir(dir_.c_str());
     dir_.clear();
   }
+  return problem;
 }
 
 Result<std::vector<float>> Job::run(mpi_wire::Collective collective, int ranks, int n, int algorithm,

@@ -45,12 +45,19 @@ class Job {
   Result<std::vector<float>> run(mpi_wire::Collective collective, int ranks, int n, int algorithm,
                                  mpi_wire::WireType wire, std::span<const float> in);
 
+  /// Ends the job (if one runs) the way the destructor does: a shutdown
+  /// request, then a wait for every rank to finalize. Not OK when mpirun did
+  /// not exit with status 0 (with its output), e.g. a rank that crashed in
+  /// MPI_Finalize.
+  Status shutdown();
+
   int launches() const { return launches_; }
   double launch_seconds() const { return launch_seconds_; }
 
  private:
   Status start(int world);
-  void stop(bool graceful);
+  /// Ends the job; returns what went wrong on the way out (empty: mpirun exited 0).
+  std::string stop(bool graceful);
   std::string log_tail() const;
   Status fail(StatusCode code, const std::string& what);
 
