@@ -39,6 +39,9 @@ std::string render_table(const engine::CheckResult& result, bool color);
 std::string render_json(const engine::CheckResult& result);
 std::string render_junit(const engine::CheckResult& result);
 std::string render_markdown(const engine::CheckResult& result);
+/// One self-contained HTML file (inline CSS, no scripts or external assets):
+/// summary, matrix, grades, backends, and each violation's evidence and repro.
+std::string render_html(const engine::CheckResult& result);
 
 /// Grade of an impl over a suite (documented in docs/grading.md).
 struct ImplGrade {

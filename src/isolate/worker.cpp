@@ -66,6 +66,11 @@ constexpr RuntimeRow kRuntimes[] = {
       "the CUDA runtime cannot be used in a child forked after kc initialised it; device "
       "buffers carry their own canary bands"}},
     {"opencl", {false, false, "OpenCL runtimes start device threads that fork() does not copy"}},
+    // mpi: the kernel already runs outside kc, in the ranks of an mpirun job the
+    // backend keeps for the whole kc process (backends/mpi/mpi_job.h); a forked
+    // worker's exit would end that job with it. The job's own deadline and
+    // crash detection stand in for the worker's.
+    {"mpi", {false, true, "the mpi backend's collectives run in a separate mpirun job kept across calls"}},
 };
 
 // --- The shared block: what the worker tells the parent about the current call.

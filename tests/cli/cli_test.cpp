@@ -114,7 +114,7 @@ TEST(Cli, GradeWritesReportsAndMatrix) {
               " --no-color");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("KC-GEMM-01"), std::string::npos) << r.out;
-  for (const char* f : {"report.json", "report.junit.xml", "report.md", "trace.jsonl"})
+  for (const char* f : {"report.json", "report.junit.xml", "report.md", "report.html", "trace.jsonl"})
     EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
 }
 
@@ -171,6 +171,23 @@ TEST(CliVet, AFileThatDoesNotCompileIsAClearError) {
   CliRun missing = kc("vet " + dir + "/nope.cu");
   EXPECT_EQ(missing.code, 2) << missing.out;
   EXPECT_NE(missing.out.find("no such file"), std::string::npos) << missing.out;
+}
+
+// `--format html` prints one HTML document; the repro line it carries for a
+// violation, unescaped, reproduces the violation.
+TEST(Cli, HtmlReportCarriesAWorkingRepro) {
+  CliRun r = kc("check " + src("contracts/classes/C-ORD-03.kc") + " --impl 'calib.allreduce_fp*' --format html");
+  EXPECT_EQ(r.code, 1) << r.out;
+  ASSERT_EQ(r.out.rfind("<!DOCTYPE html>", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("WIRE_PRECISION"), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("<pre><code>kc (check [^<]*)</code></pre>"))) << r.out;
+  std::string repro = m[1];
+  for (std::size_t p; (p = repro.find("&#39;")) != std::string::npos;) repro.replace(p, 5, "'");
+  for (std::size_t p; (p = repro.find("&amp;")) != std::string::npos;) repro.replace(p, 5, "&");
+  CliRun again = kc(repro + " --no-color");
+  EXPECT_EQ(again.code, 1) << repro << "\n" << again.out;
+  EXPECT_NE(again.out.find("WIRE_PRECISION"), std::string::npos) << again.out;
 }
 
 }  // namespace

@@ -59,9 +59,10 @@ options (check, grade):
   --samples N          override the protocol's sample count
   --config "K=V ..."   run only this config (used by repro lines)
   --sample I           run only sample I of each config (used by repro lines)
-  --format F           table (default) | json | junit | md
+  --format F           table (default) | json | junit | md | html (one self-contained file)
   --trace FILE         append one hash-chained JSON line per verdict
-  --out DIR            (grade) directory for report.json, report.junit.xml, report.md, trace.jsonl
+  --out DIR            (grade) directory for report.json, report.junit.xml, report.md, report.html,
+                       trace.jsonl
   --no-color           never colour the table
   --isolate MODE       process (default): each impl runs in a worker process on guarded
                        buffers, so a crash, hang, memory blow-up or out-of-bounds write
@@ -157,8 +158,9 @@ int parse_args(int argc, char** argv, Args* a) {
       a->request.config = x;
     } else if (s == "--format") {
       if (!value(&a->format)) return usage_error("--format needs a value");
-      if (a->format != "table" && a->format != "json" && a->format != "junit" && a->format != "md")
-        return usage_error("unknown format '" + a->format + "' (table | json | junit | md)");
+      if (a->format != "table" && a->format != "json" && a->format != "junit" && a->format != "md" &&
+          a->format != "html")
+        return usage_error("unknown format '" + a->format + "' (table | json | junit | md | html)");
     } else if (s == "--trace") {
       if (!value(&a->request.trace_path)) return usage_error("--trace needs a file");
     } else if (s == "--out") {
@@ -199,6 +201,7 @@ std::string render(const CheckResult& r, const std::string& format, bool color) 
   if (format == "json") return kc::report::render_json(r);
   if (format == "junit") return kc::report::render_junit(r);
   if (format == "md") return kc::report::render_markdown(r);
+  if (format == "html") return kc::report::render_html(r);
   return kc::report::render_table(r, color);
 }
 
@@ -217,12 +220,13 @@ int cmd_check(Args& a, bool grade) {
         {a.out + "/report.json", kc::report::render_json(r)},
         {a.out + "/report.junit.xml", kc::report::render_junit(r)},
         {a.out + "/report.md", kc::report::render_markdown(r)},
+        {a.out + "/report.html", kc::report::render_html(r)},
     };
     for (const auto& [path, content] : files) {
       if (kc::Status s = kc::report::write_file(path, content); !s.ok())
         std::cerr << "kc: " << s.message() << "\n";
     }
-    std::cout << "\nreports: " << a.out << "/report.{json,junit.xml,md}, trace: " << a.request.trace_path
+    std::cout << "\nreports: " << a.out << "/report.{json,junit.xml,md,html}, trace: " << a.request.trace_path
               << "\n";
   } else {
     std::cout << render(r, a.format, a.color);
