@@ -60,6 +60,9 @@ TEST_P(CompilersOpConformance, ConformsOnValueSafeBuilds) {
   const OpContract& p = GetParam();
   for (const char* label : kValueSafe) {
     if (!runs(label)) continue;
+    // matmul's FP64 oracle dominates the time: the -O0 builds compute the same
+    // bits as the others (OnlyContractionAndReassociationChangeTheBits).
+    if (std::string(p.op) == "matmul" && std::string(label).find("_O0") != std::string::npos) continue;
     const auto cases = check(p.file, p.contract, std::string("compilers.") + label + "." + p.op);
     ASSERT_EQ(cases.size(), 1u) << label;
     EXPECT_EQ(cases[0].verdict, engine::Verdict::kConforming) << describe(cases[0]);

@@ -35,13 +35,15 @@ inline BackendInfo info(const std::string& backend) {
 
 inline std::string contract_path(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/contracts/" + rel; }
 
-/// Runs `contract` (from contracts/<file>) against every impl matching `impl_glob`.
+/// Runs `contract` (from contracts/<file>) against every impl matching
+/// `impl_glob`, one sample per config.
 inline std::vector<engine::CaseResult> check(const std::string& file, const std::string& contract,
                                              const std::string& impl_glob) {
   engine::CheckRequest request;
   request.paths = {contract_path(file)};
   request.contracts = {contract};
   request.impls = {impl_glob};
+  request.samples = 1;  // smoke: every config once (unit tests stay in seconds)
   const engine::CheckResult r = engine::run_check(request, registry());
   for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
   return r.cases;
