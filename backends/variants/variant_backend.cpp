@@ -230,8 +230,8 @@ class VariantBackend final : public Backend {
       return;
     }
 
-    // Impls: the loaded variants' own, then, for each variant not loaded, the
-    // first loaded sibling's impls renamed to that variant, marked unavailable.
+    // Impls: the loaded variants' own, then, for each variant not loaded, a
+    // loaded sibling's impls renamed to that variant, marked unavailable.
     std::set<std::string> versions;
     for (const Loaded& l : loaded) {
       versions.insert(l.plugin.plugin_version);
@@ -240,7 +240,11 @@ class VariantBackend final : public Backend {
     for (const VariantSpec& v : variants_) {
       auto it = not_loaded.find(v.label);
       if (it == not_loaded.end()) continue;
-      const Loaded& sibling = loaded.front();
+      // The sibling with the most impls (a build may leave an op out).
+      const Loaded* best = &loaded.front();
+      for (const Loaded& l : loaded)
+        if (l.plugin.impls.size() > best->plugin.impls.size()) best = &l;
+      const Loaded& sibling = *best;
       const std::string from = spec_.name + "." + sibling.spec->label + ".";
       for (const auto& impl : sibling.plugin.impls) {
         Declaration d = impl->declaration();

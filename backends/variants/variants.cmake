@@ -9,7 +9,7 @@
 #
 #   kc_kernel_variant(GROUP eigen LABEL avx2 COMPILER /usr/bin/g++ SOURCE file.cc
 #                     FLAGS -O2 -mavx2 -mfma FEATURES avx2 fma NOTE "text"
-#                     [SYSTEM_INCLUDES dirs...] [WARNINGS -Wno-...])
+#                     [SYSTEM_INCLUDES dirs...] [WARNINGS -Wno-...] [DEFINES NAME...])
 #   kc_kernel_variants_done(eigen)   # manifest + target kc_eigen_variants
 #
 # The library lands in ${CMAKE_BINARY_DIR}/lib/kc-<group>/libkc_<group>_<label>.so
@@ -17,7 +17,7 @@
 # flags, note), which is what the backend loads.
 
 function(kc_kernel_variant)
-  cmake_parse_arguments(V "" "GROUP;LABEL;COMPILER;SOURCE;NOTE" "FLAGS;FEATURES;SYSTEM_INCLUDES;WARNINGS" ${ARGN})
+  cmake_parse_arguments(V "" "GROUP;LABEL;COMPILER;SOURCE;NOTE" "FLAGS;FEATURES;SYSTEM_INCLUDES;WARNINGS;DEFINES" ${ARGN})
   set(dir ${CMAKE_BINARY_DIR}/lib/kc-${V_GROUP})
   set(lib libkc_${V_GROUP}_${V_LABEL}.so)
   set(obj ${CMAKE_CURRENT_BINARY_DIR}/variants/${V_LABEL}.o)
@@ -30,13 +30,17 @@ function(kc_kernel_variant)
     list(APPEND warn -Werror)
   endif()
   list(APPEND warn ${V_WARNINGS})  # compile step only; not part of the variant's identity
+  set(defs)
+  foreach(d ${V_DEFINES})  # source switches (which impls a variant exposes), not flags under test
+    list(APPEND defs -D${d})
+  endforeach()
   # Hidden visibility: only kc_plugin_init (and kc_variant_simd) are exported,
   # so no template instance of one build can bind to another's.
   set(common -std=c++17 -fPIC -fvisibility=hidden -fvisibility-inlines-hidden)
   add_custom_command(OUTPUT ${obj}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/variants
     COMMAND ${CMAKE_CXX_COMPILER_LAUNCHER} ${V_COMPILER} ${V_FLAGS} ${common} ${warn}
-            -DKC_VARIANT_LABEL="${V_LABEL}" ${incs} -MD -MT ${obj} -MF ${obj}.d -c ${V_SOURCE} -o ${obj}
+            -DKC_VARIANT_LABEL="${V_LABEL}" ${defs} ${incs} -MD -MT ${obj} -MF ${obj}.d -c ${V_SOURCE} -o ${obj}
     DEPENDS ${V_SOURCE}
     DEPFILE ${obj}.d
     COMMENT "kc ${V_GROUP} variant ${V_LABEL}: compiling with ${V_COMPILER} ${V_FLAGS}"

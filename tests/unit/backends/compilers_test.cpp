@@ -60,8 +60,7 @@ TEST_P(CompilersOpConformance, ConformsOnValueSafeBuilds) {
   const OpContract& p = GetParam();
   for (const char* label : kValueSafe) {
     if (!runs(label)) continue;
-    // matmul's FP64 oracle dominates the time: the -O0 builds compute the same
-    // bits as the others (OnlyContractionAndReassociationChangeTheBits).
+    // The -O0 builds carry no matmul (backends/compilers/CMakeLists.txt).
     if (std::string(p.op) == "matmul" && std::string(label).find("_O0") != std::string::npos) continue;
     const auto cases = check(p.file, p.contract, std::string("compilers.") + label + "." + p.op);
     ASSERT_EQ(cases.size(), 1u) << label;
@@ -129,11 +128,14 @@ TEST_F(CompilersBackend, FastMathLibrarySetsFtzDazAtLoad) {
 TEST_F(CompilersBackend, OnlyContractionAndReassociationChangeTheBits) {
   const Call mm = variants_test::make_call("matmul", {{"M", "17"}, {"N", "19"}, {"K", "257"}});
   const Call sm = variants_test::make_call("sum", {{"n", "4099"}});
-  const auto mm_ref = variants_test::run_bits("compilers.gcc_O0.matmul", mm, "C");
+  const auto mm_ref = variants_test::run_bits("compilers.gcc_O2.matmul", mm, "C");
   const auto sm_ref = variants_test::run_bits("compilers.gcc_O0.sum", sm, "out");
   for (const char* label : kValueSafe) {
     if (!runs(label)) continue;
-    EXPECT_EQ(variants_test::run_bits(std::string("compilers.") + label + ".matmul", mm, "C"), mm_ref) << label;
+    const std::string mm_impl = std::string("compilers.") + label + ".matmul";
+    if (registry().find_impl(mm_impl)) {
+      EXPECT_EQ(variants_test::run_bits(mm_impl, mm, "C"), mm_ref) << label;
+    }
     EXPECT_EQ(variants_test::run_bits(std::string("compilers.") + label + ".sum", sm, "out"), sm_ref) << label;
   }
   for (const char* label : kContractFast) {
