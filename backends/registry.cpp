@@ -4,7 +4,9 @@
 #include <functional>
 
 #include "blas/blas_backend.h"
+#include "compilers/compilers_backend.h"
 #include "cuda/cuda_backend.h"
+#include "eigen/eigen_backend.h"
 #include "kc/backend.h"
 #include "mpi/mpi_backend.h"
 #include "plugin/plugin_backend.h"
@@ -92,6 +94,8 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       backends::make_refblas_backend,
       backends::make_calibration_backend,
       backends::make_cuda_backend,
+      backends::make_eigen_backend,
+      backends::make_compilers_backend,
       [] { return backends::make_mpi_backend(); },
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };

@@ -166,13 +166,8 @@ class PluginImpl final : public Impl {
   Declaration decl_;
 };
 
-/// Impls and the "<name> <version>, ABI 1" line of one loaded plugin.
-struct LoadedPlugin {
-  std::vector<std::shared_ptr<const Impl>> impls;
-  std::string version;
-};
-
-Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle> lib) {
+Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle> lib,
+                              const std::string& backend) {
   if (!p)
     return unavailable("kc_plugin_init returned NULL (plugin refused host ABI " +
                        std::to_string(KC_PLUGIN_ABI_VERSION) + ")");
@@ -188,6 +183,7 @@ Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle>
   out.version = std::string(p->name ? p->name : "(unnamed)") + " " +
                 (p->version ? p->version : "(no version)") + ", ABI " +
                 std::to_string(p->abi_version);
+  out.plugin_version = p->version ? p->version : "";
   for (int32_t i = 0; i < p->num_impls; ++i) {
     const kc_impl_desc& d = p->impls[i];
     const std::string where =
@@ -198,7 +194,7 @@ Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle>
     Declaration decl;
     decl.name = d.name;
     decl.op = d.op;
-    decl.backend = "plugin";
+    decl.backend = backend;
     decl.description = d.description ? d.description : "";
     decl.source = std::string("plugin ") + (p->name ? p->name : "");
     if (Status s = parse_dtypes(d.dtypes, &decl.dtypes); !s.ok()) return s.with_context(where);
@@ -208,8 +204,10 @@ Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle>
   return out;
 }
 
-Result<LoadedPlugin> load(const PluginSource& src) {
-  if (src.init) return describe(src.init(KC_PLUGIN_ABI_VERSION), nullptr);
+}  // namespace
+
+Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend) {
+  if (src.init) return describe(src.init(KC_PLUGIN_ABI_VERSION), nullptr, backend);
   void* h = dlopen(src.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
@@ -223,8 +221,10 @@ Result<LoadedPlugin> load(const PluginSource& src) {
     return unavailable(std::string("no symbol ") + KC_PLUGIN_INIT_SYMBOL +
                        (e ? std::string(": ") + e : ""));
   }
-  return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib));
+  return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib), backend);
 }
+
+namespace {
 
 class PluginBackend final : public Backend {
  public:
@@ -259,7 +259,7 @@ class PluginBackend final : public Backend {
     }
     std::set<std::string> names;
     for (const PluginSource& src : sources_) {
-      auto plugin = load(src);
+      auto plugin = load_plugin(src, "plugin");
       if (!plugin.ok()) {
         error_ += (error_.empty() ? "" : "; ") + src.path + ": " + plugin.status().message();
         continue;

@@ -18,6 +18,19 @@ struct PluginSource {
   kc_plugin_init_fn init = nullptr;
 };
 
+/// Impls and the "<name> <version>, ABI 1" line of one loaded plugin.
+struct LoadedPlugin {
+  std::vector<std::shared_ptr<const Impl>> impls;
+  std::string version;
+  std::string plugin_version;  ///< the plugin's own version field, as given
+};
+
+/// Loads one plugin (dlopen(RTLD_NOW | RTLD_LOCAL), then kc_plugin_init) and
+/// describes its impls, each with `backend` as its backend name. The library
+/// stays mapped while any of its impls lives. Backends built from plugin
+/// libraries of their own (eigen, compilers: backends/variants) share this path.
+Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend);
+
 /// One backend named "plugin" holding the impls of every source. If any source
 /// fails to load or describes itself malformedly (wrong ABI version, missing
 /// kc_plugin_init, unknown dtype, bad `declares`), the backend is unavailable

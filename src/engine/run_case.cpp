@@ -345,6 +345,9 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
         break;
       }
       if (Status ci = impl.can_implement(call); !ci.ok()) {
+        // kUnavailable: the impl exists but cannot run on this machine (e.g. a
+        // build for a SIMD level the CPU lacks): skipped, like an unavailable backend.
+        if (ci.code() == StatusCode::kUnavailable) return finish(Verdict::kSkipped, "impl unavailable: " + ci.message());
         ce.note = "impl cannot run this config: " + ci.message();
         break;
       }

@@ -1,0 +1,274 @@
+// kc — Eigen kernels, one source built once per SIMD level (sse2, avx2,
+// avx512, novec: backends/eigen/CMakeLists.txt), each build a plugin-ABI
+// shared library of its own.
+//
+// Why one library per SIMD level: Eigen is templates. Compiled with different
+// -m flags into one binary, each template instance (e.g. the GEMM kernel) is
+// emitted in every object as a COMDAT, and the linker keeps one copy: the
+// "SSE2" impl could silently run the AVX-512 copy (or crash on a CPU without
+// it). Each level is therefore its own shared object, built with hidden
+// visibility and loaded with dlopen(RTLD_LOCAL), so its instances never meet
+// another level's (backends/variants/variant_backend.h).
+//
+// Declarations (every impl of every level; `declares` strings below), from the
+// Eigen 3.4 documentation:
+//  - accumulator = FP32: Eigen evaluates float expressions in float; its
+//    reductions (redux) and GEMM accumulate in the scalar type (Eigen docs,
+//    "Reductions, visitors and broadcasting"; GeneralBlockPanelKernel keeps
+//    float accumulator registers).
+//  - determinism = BITWISE: without -fopenmp Eigen runs single-threaded
+//    ("Eigen and multi-threading": parallelism only with OpenMP or the Tensor
+//    thread pool), and its blocking depends only on sizes and cache sizes, so
+//    one build repeats its summation order exactly. Different SIMD levels use
+//    different orders (packet width): they are different impls.
+//  - nan = IEEE_PROPAGATE: arithmetic propagates NaN; the one place Eigen
+//    documents otherwise is min/max, whose default NaN handling is
+//    unspecified (3.4 release notes, "NaN propagation": PropagateFast). These
+//    kernels ask for maxCoeff<PropagateNaN>() and write relu as a select, so
+//    NaN propagates by construction.
+//  - denormal = IEEE: Eigen does not touch MXCSR (no FTZ/DAZ) and documents no
+//    flushing. (Its vectorized plog clamps inputs to the smallest normal
+//    before taking the logarithm - GenericPacketMathFunctions.h, plog_impl_float -
+//    which is undocumented behaviour that C-PRC-03 measures.)
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include <Eigen/Core>
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include "variants/kernel_abi.h"
+
+namespace {
+
+using kc_variant::fail;
+using Index = Eigen::Index;
+using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowArr = Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using StridedMat = Eigen::Map<RowMat, 0, Eigen::OuterStride<>>;
+using ConstStridedMat = Eigen::Map<const RowMat, 0, Eigen::OuterStride<>>;
+using Vec = Eigen::Array<float, Eigen::Dynamic, 1>;
+using StridedVec = Eigen::Map<Vec, 0, Eigen::InnerStride<>>;
+using ConstStridedVec = Eigen::Map<const Vec, 0, Eigen::InnerStride<>>;
+
+constexpr int32_t kBadArgs = KC_UNSUPPORTED;
+
+ConstStridedMat cmat(const kc_tensor* t) {
+  return ConstStridedMat(static_cast<const float*>(t->data), t->shape[0], t->shape[1],
+                         Eigen::OuterStride<>(t->shape[0] > 1 ? t->strides[0] : t->shape[1]));
+}
+StridedMat mat(kc_tensor* t) {
+  return StridedMat(static_cast<float*>(t->data), t->shape[0], t->shape[1],
+                    Eigen::OuterStride<>(t->shape[0] > 1 ? t->strides[0] : t->shape[1]));
+}
+
+// ---- matmul: row-major C = alpha op(A) op(B) + beta C with the reference-BLAS
+// rules of src/ops/matmul: alpha == 0 reads neither A nor B; beta == 0 does not
+// read C (a NaN there must not propagate). Eigen's own `C = alpha*A*B`
+// overwrites without reading C (its GEMM path clears the destination first);
+// `C *= beta` would read it, so the beta == 0 case is a separate expression.
+template <typename OpA, typename OpB>
+void gemm(const OpA& a, const OpB& b, StridedMat& c, float alpha, float beta) {
+  if (beta == 0.0f) {
+    c.noalias() = alpha * (a * b);
+  } else {
+    c *= beta;
+    c.noalias() += alpha * (a * b);
+  }
+}
+
+int32_t run_matmul(const kc_call* call, char* msg, size_t size, void*) {
+  kc_tensor* ta = kc_variant::f32_matrix(call, "A");
+  kc_tensor* tb = kc_variant::f32_matrix(call, "B");
+  kc_tensor* tc = kc_variant::f32_matrix(call, "C");
+  const int trans_a = kc_variant::attr_trans(call, "trans_a");
+  const int trans_b = kc_variant::attr_trans(call, "trans_b");
+  if (!ta || !tb || !tc || trans_a < 0 || trans_b < 0)
+    return fail(kBadArgs, msg, size, "matmul needs FP32 row-major A, B, C and trans_a/trans_b in {N, T}");
+  const Index m = tc->shape[0], n = tc->shape[1];
+  const Index k = trans_a ? ta->shape[0] : ta->shape[1];
+  if ((trans_a ? ta->shape[1] : ta->shape[0]) != m || (trans_b ? tb->shape[1] : tb->shape[0]) != k ||
+      (trans_b ? tb->shape[0] : tb->shape[1]) != n)
+    return fail(kBadArgs, msg, size, "matmul: A, B and C shapes do not agree");
+  const float alpha = static_cast<float>(kc_variant::attr_double(call, "alpha", 1.0));
+  const float beta = static_cast<float>(kc_variant::attr_double(call, "beta", 0.0));
+  StridedMat c = mat(tc);
+  if (alpha == 0.0f) {
+    if (beta == 0.0f) {
+      c.setZero();
+    } else {
+      c *= beta;
+    }
+    return KC_OK;
+  }
+  const ConstStridedMat a = cmat(ta), b = cmat(tb);
+  if (!trans_a && !trans_b) gemm(a, b, c, alpha, beta);
+  if (!trans_a && trans_b) gemm(a, b.transpose(), c, alpha, beta);
+  if (trans_a && !trans_b) gemm(a.transpose(), b, c, alpha, beta);
+  if (trans_a && trans_b) gemm(a.transpose(), b.transpose(), c, alpha, beta);
+  return KC_OK;
+}
+
+// ---- sum: out = x.sum() (Eigen's redux: packet-wise partial sums, then a
+// horizontal reduction, so the order depends on the packet width; sequential
+// for a strided vector or without vectorization).
+int32_t run_sum(const kc_call* call, char* msg, size_t size, void*) {
+  kc_tensor* x = kc_variant::f32_vector(call, "x");
+  kc_tensor* out = kc_variant::f32_vector(call, "out");
+  if (!x || !out || out->shape[0] != 1) return fail(kBadArgs, msg, size, "sum needs FP32 x {n} and out {1}");
+  const float* data = static_cast<const float*>(x->data);
+  const Index n = x->shape[0];
+  float s = 0.0f;
+  if (n > 0 && kc_variant::stride0(x) == 1) {
+    // Unit stride known at compile time: the vectorized redux (packet partial sums).
+    s = Eigen::Map<const Vec>(data, n).sum();
+  } else if (n > 0) {
+    // A run-time stride: Eigen cannot vectorize it and sums sequentially.
+    s = ConstStridedVec(data, n, Eigen::InnerStride<>(kc_variant::stride0(x))).sum();
+  }
+  static_cast<float*>(out->data)[0] = s;
+  return KC_OK;
+}
+
+// ---- row statistics of x {rows, cols} -> out {rows}.
+enum class Stat { kMean, kVariance, kNorm2, kLogSumExp };
+
+template <Stat S>
+int32_t run_stat(const kc_call* call, char* msg, size_t size, void*) {
+  kc_tensor* x = kc_variant::f32_dense_matrix(call, "x");
+  kc_tensor* out = kc_variant::f32_vector(call, "out");
+  if (!x || !out || out->shape[0] != x->shape[0] || x->shape[1] < 1)
+    return fail(kBadArgs, msg, size, "needs FP32 x {rows, cols >= 1} dense and out {rows}");
+  const Eigen::Map<const RowArr> xs(static_cast<const float*>(x->data), x->shape[0], x->shape[1]);
+  float* o = static_cast<float*>(out->data);
+  const int64_t inc = kc_variant::stride0(out);
+  for (Index r = 0; r < xs.rows(); ++r) {
+    const auto row = xs.row(r);
+    float v = 0;
+    if constexpr (S == Stat::kMean) {
+      v = row.mean();  // sum() / cols
+    } else if constexpr (S == Stat::kVariance) {
+      // Two-pass population variance (the stable algorithm the op's error
+      // model covers); the `estimator` attribute is not distinguished.
+      const float mean = row.mean();
+      v = (row - mean).square().mean();
+    } else if constexpr (S == Stat::kNorm2) {
+      // MatrixBase::norm() = sqrt(squaredNorm()): unscaled (Eigen docs: use
+      // stableNorm() to avoid under/overflow), so it overflows for |x| > ~1e19.
+      v = row.matrix().norm();
+    } else {
+      const float m = row.template maxCoeff<Eigen::PropagateNaN>();
+      v = m + std::log((row - m).exp().sum());
+    }
+    o[r * inc] = v;
+  }
+  return KC_OK;
+}
+
+// ---- softmax / log_softmax along the rows of x {rows, cols}, max-subtracted.
+template <bool Log>
+int32_t run_softmax(const kc_call* call, char* msg, size_t size, void*) {
+  kc_tensor* x = kc_variant::f32_dense_matrix(call, "x");
+  kc_tensor* y = kc_variant::f32_dense_matrix(call, "y");
+  if (!x || !y || x->shape[0] != y->shape[0] || x->shape[1] != y->shape[1])
+    return fail(kBadArgs, msg, size, "softmax needs FP32 dense x and y of one shape");
+  const Eigen::Map<const RowArr> xs(static_cast<const float*>(x->data), x->shape[0], x->shape[1]);
+  Eigen::Map<RowArr> ys(static_cast<float*>(y->data), y->shape[0], y->shape[1]);
+  for (Index r = 0; r < xs.rows(); ++r) {
+    const float m = xs.row(r).template maxCoeff<Eigen::PropagateNaN>();
+    if constexpr (Log) {
+      const float log_sum = std::log((xs.row(r) - m).exp().sum());
+      ys.row(r) = (xs.row(r) - m) - log_sum;
+    } else {
+      ys.row(r) = (xs.row(r) - m).exp();
+      const float s = ys.row(r).sum();
+      ys.row(r) /= s;
+    }
+  }
+  return KC_OK;
+}
+
+// ---- elementwise y = f(x) on x {n}, y {n}; Eigen's array functions (packet
+// math where the build vectorizes: pexp, plog, ptanh, perf; std:: otherwise).
+enum class Fn { kExp, kLog, kTanh, kErf, kGeluErf, kGeluTanh, kRelu, kSilu };
+
+template <Fn F>
+int32_t run_unary(const kc_call* call, char* msg, size_t size, void*) {
+  kc_tensor* x = kc_variant::f32_vector(call, "x");
+  kc_tensor* y = kc_variant::f32_vector(call, "y");
+  if (!x || !y || x->shape[0] != y->shape[0] || kc_variant::stride0(x) != 1 || kc_variant::stride0(y) != 1)
+    return fail(kBadArgs, msg, size, "needs FP32 contiguous x {n} and y {n}");
+  const Eigen::Map<const Vec> xs(static_cast<const float*>(x->data), x->shape[0]);
+  Eigen::Map<Vec> ys(static_cast<float*>(y->data), y->shape[0]);
+  if constexpr (F == Fn::kExp) ys = xs.exp();
+  if constexpr (F == Fn::kLog) ys = xs.log();
+  if constexpr (F == Fn::kTanh) ys = xs.tanh();
+  if constexpr (F == Fn::kErf) ys = xs.erf();
+  // gelu and silu are x * g(x) with g(-inf) = 0: the textbook expression gives
+  // -inf * 0 = NaN at x = -inf, where the functions' limit (and the op's
+  // definition) is 0, so -inf is selected out explicitly.
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  if constexpr (F == Fn::kGeluErf)
+    ys = (xs == kNegInf).select(0.0f, 0.5f * xs * (1.0f + (xs * float(M_SQRT1_2)).erf()));
+  if constexpr (F == Fn::kGeluTanh) {
+    constexpr float kC = 0.7978845608028654f;  // sqrt(2/pi)
+    ys = (xs == kNegInf).select(0.0f, 0.5f * xs * (1.0f + (kC * (xs + 0.044715f * xs.cube())).tanh()));
+  }
+  // relu as a select, not max(x, 0): a NaN compares false and is passed through.
+  if constexpr (F == Fn::kRelu) ys = (xs < 0.0f).select(0.0f, xs);
+  if constexpr (F == Fn::kSilu) ys = (xs == kNegInf).select(0.0f, xs * xs.logistic());
+  return KC_OK;
+}
+
+#define KC_NAME(op) "eigen." KC_VARIANT_LABEL "." op
+#define KC_ACC "accumulator = FP32, determinism = BITWISE, nan = IEEE_PROPAGATE, denormal = IEEE"
+#define KC_ELEM "determinism = BITWISE, nan = IEEE_PROPAGATE, denormal = IEEE"
+
+const kc_impl_desc kImpls[] = {
+    {KC_NAME("matmul"), "matmul", "FP32", KC_ACC, "Eigen GEMM C = alpha op(A) op(B) + beta C (Map, OuterStride)",
+     run_matmul, nullptr},
+    {KC_NAME("sum"), "sum", "FP32", KC_ACC, "Eigen redux: strided vector .sum()", run_sum, nullptr},
+    {KC_NAME("mean"), "mean", "FP32", KC_ACC, "row .mean()", run_stat<Stat::kMean>, nullptr},
+    {KC_NAME("variance"), "variance", "FP32", KC_ACC, "two-pass row variance ((x - mean)^2).mean()",
+     run_stat<Stat::kVariance>, nullptr},
+    {KC_NAME("norm2"), "norm2", "FP32", KC_ACC, "row .norm() = sqrt(squaredNorm()), unscaled",
+     run_stat<Stat::kNorm2>, nullptr},
+    {KC_NAME("log_sum_exp"), "log_sum_exp", "FP32", KC_ACC, "row max + log(sum(exp(x - max)))",
+     run_stat<Stat::kLogSumExp>, nullptr},
+    {KC_NAME("softmax"), "softmax", "FP32", KC_ACC, "rows: exp(x - maxCoeff<PropagateNaN>) / sum",
+     run_softmax<false>, nullptr},
+    {KC_NAME("log_softmax"), "log_softmax", "FP32", KC_ACC, "rows: x - max - log(sum(exp(x - max)))",
+     run_softmax<true>, nullptr},
+    {KC_NAME("exp"), "exp", "FP32", KC_ELEM, "Array::exp()", run_unary<Fn::kExp>, nullptr},
+    {KC_NAME("log"), "log", "FP32", KC_ELEM, "Array::log()", run_unary<Fn::kLog>, nullptr},
+    {KC_NAME("tanh"), "tanh", "FP32", KC_ELEM, "Array::tanh()", run_unary<Fn::kTanh>, nullptr},
+    {KC_NAME("erf"), "erf", "FP32", KC_ELEM, "Array::erf() (unsupported/SpecialFunctions)", run_unary<Fn::kErf>,
+     nullptr},
+    {KC_NAME("gelu_erf"), "gelu_erf", "FP32", KC_ELEM, "0.5 x (1 + erf(x / sqrt 2)) as an Array expression",
+     run_unary<Fn::kGeluErf>, nullptr},
+    {KC_NAME("gelu_tanh"), "gelu_tanh", "FP32", KC_ELEM, "0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))",
+     run_unary<Fn::kGeluTanh>, nullptr},
+    {KC_NAME("relu"), "relu", "FP32", KC_ELEM, "(x < 0).select(0, x)", run_unary<Fn::kRelu>, nullptr},
+    {KC_NAME("silu"), "silu", "FP32", KC_ELEM, "x * Array::logistic()", run_unary<Fn::kSilu>, nullptr},
+};
+
+#define KC_STR2(x) #x
+#define KC_STR(x) KC_STR2(x)
+
+const kc_plugin kPlugin = {
+    KC_PLUGIN_ABI_VERSION,
+    "eigen",
+    "Eigen " KC_STR(EIGEN_WORLD_VERSION) "." KC_STR(EIGEN_MAJOR_VERSION) "." KC_STR(EIGEN_MINOR_VERSION),
+    static_cast<int32_t>(sizeof(kImpls) / sizeof(kImpls[0])),
+    kImpls,
+};
+
+}  // namespace
+
+KC_VARIANT_EXPORT const kc_plugin* kc_plugin_init(uint32_t host_abi_version) {
+  return host_abi_version == KC_PLUGIN_ABI_VERSION ? &kPlugin : nullptr;
+}
+
+/// What this build of Eigen vectorizes with, for `kc backends` (checked by the
+/// loader against the label: a build that silently fell back is an error).
+KC_VARIANT_EXPORT const char* kc_variant_simd() { return Eigen::SimdInstructionSetsInUse(); }

@@ -1,0 +1,173 @@
+// The eigen backend: its SIMD-level builds load side by side, every op it
+// exposes conforms to its shipped contract through the engine, and the
+// behaviours Eigen's documentation predicts are what kc measures.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "../../../backends/variants/variant_backend.h"
+#include "variants_test.h"
+
+namespace kc {
+namespace {
+
+using variants_test::check;
+using variants_test::describe;
+using variants_test::registry;
+
+class EigenBackend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const BackendInfo i = variants_test::info("eigen");
+    ASSERT_EQ(i.name, "eigen") << "eigen is not in the backend table";
+    if (!i.available) GTEST_SKIP() << i.reason;
+  }
+  /// The levels this CPU runs (sse2 and novec always; avx2, avx512 if present).
+  static std::vector<std::string> loaded_levels() {
+    std::vector<std::string> out;
+    for (const char* l : {"sse2", "avx2", "avx512", "novec"}) {
+      auto impl = registry().find_impl(std::string("eigen.") + l + ".sum");
+      if (impl && impl->can_implement(variants_test::make_call("sum", {{"n", "8"}})).ok()) out.push_back(l);
+    }
+    return out;
+  }
+};
+
+TEST_F(EigenBackend, ReportsEigenVersionAndEveryLevel) {
+  const BackendInfo i = variants_test::info("eigen");
+  EXPECT_EQ(i.version.rfind("Eigen 3.", 0), 0u) << i.version;
+  for (const char* l : {"sse2", "avx2", "avx512", "novec"}) {
+    EXPECT_NE(i.reason.find(std::string(l) + ":"), std::string::npos) << i.reason;
+    for (const char* op : {"matmul", "sum", "mean", "variance", "norm2", "log_sum_exp", "softmax", "log_softmax",
+                           "exp", "log", "tanh", "erf", "gelu_erf", "gelu_tanh", "relu", "silu"}) {
+      auto impl = registry().find_impl(std::string("eigen.") + l + "." + op);
+      ASSERT_NE(impl, nullptr) << l << "." << op;
+      const Declaration& d = impl->declaration();
+      EXPECT_EQ(d.op, op);
+      EXPECT_EQ(d.backend, "eigen");
+      EXPECT_EQ(d.extra.at("variant"), l);
+      EXPECT_EQ(d.determinism, Determinism::kBitwise);
+      EXPECT_EQ(d.nan, NanPolicy::kIeeePropagate);
+      EXPECT_NE(d.source.find("Eigen 3.4 docs"), std::string::npos);
+    }
+  }
+  // The SSE2 build vectorizes with SSE2 and the novec build with nothing:
+  // Eigen's own SimdInstructionSetsInUse(), read from each library.
+  EXPECT_NE(i.reason.find("sse2: loaded (SIMD: SSE, SSE2)"), std::string::npos) << i.reason;
+  EXPECT_NE(i.reason.find("novec: loaded (SIMD: None)"), std::string::npos) << i.reason;
+  std::printf("[ info     ] %s — %s\n", i.version.c_str(), i.reason.c_str());
+}
+
+// A level the CPU cannot run is listed, never loaded, and graded `skipped`.
+TEST_F(EigenBackend, LevelTheCpuLacksIsSkippedNotLoaded) {
+  auto has = backends::cpu_has("avx512f");
+  ASSERT_TRUE(has.ok());
+  const auto cases = check("blas/KC-RED-01.kc", "KC-RED-01", "eigen.avx512.sum");
+  ASSERT_EQ(cases.size(), 1u);
+  if (*has) {
+    GTEST_SKIP() << "this CPU has AVX-512F: " << describe(cases[0]);
+  }
+  EXPECT_EQ(cases[0].verdict, engine::Verdict::kSkipped) << describe(cases[0]);
+  EXPECT_NE(cases[0].reason.find("lacks avx512f"), std::string::npos) << cases[0].reason;
+}
+
+// Smoke conformance: each op through the engine with the shipped contract that
+// covers it, on every level this CPU runs.
+struct OpContract {
+  const char* op;
+  const char* file;
+  const char* contract;
+};
+
+class EigenOpConformance : public EigenBackend, public ::testing::WithParamInterface<OpContract> {};
+
+TEST_P(EigenOpConformance, ConformsOnEveryLoadedLevel) {
+  const OpContract& p = GetParam();
+  for (const std::string& level : loaded_levels()) {
+    const auto cases = check(p.file, p.contract, "eigen." + level + "." + p.op);
+    ASSERT_EQ(cases.size(), 1u) << level;
+    EXPECT_EQ(cases[0].verdict, engine::Verdict::kConforming) << describe(cases[0]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, EigenOpConformance,
+    ::testing::Values(OpContract{"matmul", "blas/KC-GEMM-01.kc", "KC-GEMM-01"},
+                      OpContract{"sum", "blas/KC-RED-01.kc", "KC-RED-01"},
+                      OpContract{"softmax", "blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01"},
+                      OpContract{"log_softmax", "blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01"},
+                      OpContract{"variance", "classes/C-PRC-02.kc", "C-PRC-02"},
+                      OpContract{"log_sum_exp", "classes/C-PRC-02.kc", "C-PRC-02"},
+                      OpContract{"exp", "classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"log", "classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"tanh", "classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"erf", "classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"gelu_erf", "classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"gelu_tanh", "classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"relu", "classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"silu", "classes/C-EXC-01.kc", "C-EXC-01"}),
+    [](const ::testing::TestParamInfo<OpContract>& i) { return std::string(i.param.op); });
+
+// norm2 and mean have no shipped contract that runs them (C-ORD-01 needs a
+// schedule space): checked against FP64 loops with the op's error bounds
+// (src/ops/stats): |err| <= gamma(n + 1) ||x|| and gamma(n) mean|x|.
+TEST_F(EigenBackend, Norm2AndMeanWithinTheirBounds) {
+  const int n = 1000;
+  const Call n2 = variants_test::make_call("norm2", {{"rows", "3"}, {"cols", "1000"}});
+  const Call mn = variants_test::make_call("mean", {{"rows", "3"}, {"cols", "1000"}});
+  const double u = std::ldexp(1.0, -24);
+  auto gamma = [u](double k) { return k * u / (1 - k * u); };
+  for (const std::string& level : loaded_levels()) {
+    const auto norm_bits = variants_test::run_bits("eigen." + level + ".norm2", n2, "out");
+    const auto mean_bits = variants_test::run_bits("eigen." + level + ".mean", mn, "out");
+    ASSERT_EQ(norm_bits.size(), 3u);
+    ASSERT_EQ(mean_bits.size(), 3u);
+    for (int r = 0; r < 3; ++r) {
+      double ss = 0, s = 0, sa = 0;
+      for (int j = 0; j < n; ++j) {
+        ss += std::pow(n2.t("x").at(r * n + j), 2);
+        s += mn.t("x").at(r * n + j);
+        sa += std::fabs(mn.t("x").at(r * n + j));
+      }
+      float got_norm, got_mean;
+      std::memcpy(&got_norm, &norm_bits[r], sizeof got_norm);
+      std::memcpy(&got_mean, &mean_bits[r], sizeof got_mean);
+      EXPECT_NEAR(got_norm, std::sqrt(ss), gamma(n + 1) * std::sqrt(ss)) << level << " row " << r;
+      EXPECT_NEAR(got_mean, s / n, gamma(n) * sa / n) << level << " row " << r;
+    }
+  }
+}
+
+// Documented prediction: without OpenMP Eigen is single-threaded and its
+// reduction order depends only on sizes ("Eigen and multi-threading"), so a
+// build declared BITWISE repeats its bits exactly (C-ORD-02, 100 invocations).
+TEST_F(EigenBackend, UnvectorizedAndSse2ReductionsAreBitwiseRepeatable) {
+  for (const char* impl : {"eigen.novec.sum", "eigen.sse2.sum"}) {
+    const auto cases = check("classes/C-ORD-02.kc", "C-ORD-02", impl);
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_EQ(cases[0].verdict, engine::Verdict::kConforming) << describe(cases[0]);
+  }
+}
+
+// Different packet widths sum in different orders: the SSE2 build (4 partial
+// sums) and the unvectorized build (one running sum) differ in the last bits
+// on a long vector, while each stays inside the summation bound (KC-RED-01 above).
+TEST_F(EigenBackend, PacketWidthChangesTheSummationOrder) {
+  const Call call = variants_test::make_call("sum", {{"n", "65537"}});
+  const auto novec = variants_test::run_bits("eigen.novec.sum", call, "out");
+  const auto sse2 = variants_test::run_bits("eigen.sse2.sum", call, "out");
+  ASSERT_EQ(novec.size(), 1u);
+  ASSERT_EQ(sse2.size(), 1u);
+  EXPECT_NE(novec[0], sse2[0]) << "one summation order for 1 and 4 lanes on 65537 N(0,1) terms";
+  // The unvectorized build is the sequential left-to-right float sum.
+  float seq = 0;
+  for (std::int64_t i = 0; i < 65537; ++i) seq += static_cast<float>(call.t("x").at(i));
+  std::uint32_t seq_bits;
+  std::memcpy(&seq_bits, &seq, sizeof seq);
+  EXPECT_EQ(novec[0], seq_bits);
+}
+
+}  // namespace
+}  // namespace kc
