@@ -58,6 +58,7 @@ const std::vector<std::string>& known_signatures() {
       "TYPE_COERCION",       "STALE_OUTPUT",         "LOSS_SCALE",
       "FTZ_OBSERVED",        "IEEE_OBSERVED",        "MISSING_RAISE",
       "UNEXPECTED_RAISE",    "WIRE_PRECISION",
+      "PROPERTY_VIOLATED",
   };
   return v;
 }
