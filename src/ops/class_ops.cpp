@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "ops/attention/attention.h"
 #include "ops/collective/collective.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/fused/fused.h"
@@ -42,6 +43,7 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_mlp_train_op(); },
       [] { return make_norm_op(NormKind::kLayerNorm); },
       [] { return make_norm_op(NormKind::kRmsNorm); },
+      [] { return make_attention_op(); },
   };
   for (const auto& make : table) {
     std::unique_ptr<Op> op = make();
