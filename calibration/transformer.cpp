@@ -13,6 +13,7 @@
 
 #include "calibration/calibration_backend.h"
 #include "ops/attention/attention.h"
+#include "ops/rope/rope.h"
 
 namespace kc::calibration {
 namespace {
@@ -43,6 +44,33 @@ Status layernorm_unbiased(Call& call) {
     const float rs = 1.0f / std::sqrt(var + eps);
     for (std::int64_t c = 0; c < cols; ++c) y[r * cols + c] = (xr[c] - mean) * rs * g[c] + b[c];
   }
+  return ok_status();
+}
+
+// ---------------------------------------------------------------- rope
+
+// RoPE with the other pairing: rotates (2i, 2i + 1) — RoFormer's interleaved
+// layout — when the call asks for rotate_half's (i, i + dim/2), the classic
+// mix-up when porting weights between the two conventions. Every row's norm
+// and every relative-position dot product are still preserved (it is a
+// rotation too), so rope.relative_position passes it; rope.pair_norm, which
+// checks the norm of each declared pair, does not.
+Status rope_swapped_pairing(Call& call) {
+  ops::RopeLayout l = ops::rope_layout(call);
+  l.interleaved = !l.interleaved;  // the defect
+  const float* x = call.t("x").data<float>();
+  float* y = call.t("y").data<float>();
+  for (std::int64_t r = 0; r < l.seq; ++r)
+    for (std::int64_t i = 0; i < l.dim / 2; ++i) {
+      const auto [a, b] = l.pair(i);
+      const float inv_freq =
+          std::pow(static_cast<float>(l.base), -2.0f * static_cast<float>(i) / static_cast<float>(l.dim));
+      const float t = static_cast<float>(l.offset + r) * inv_freq;
+      const float c = std::cos(t), s = std::sin(t);
+      const float xa = x[r * l.dim + a], xb = x[r * l.dim + b];
+      y[r * l.dim + a] = xa * c - xb * s;
+      y[r * l.dim + b] = xa * s + xb * c;
+    }
   return ok_status();
 }
 
@@ -143,6 +171,11 @@ void add_transformer_impls(ImplList& out) {
       calib_decl("calib.layernorm_unbiased", "layernorm",
                  "seeded bug: layernorm dividing the variance by n - 1 (unbiased) where the op divides by n"),
       layernorm_unbiased);
+  add(out,
+      calib_decl("calib.rope_swapped_pairing", "rope",
+                 "seeded bug: RoPE rotating interleaved pairs (2i, 2i+1) where the call asks for rotate_half's "
+                 "(i, i + dim/2), and the other way round"),
+      rope_swapped_pairing);
   AttentionVariant off_by_one;
   off_by_one.mask_slack = 1;
   add_attention(out, "calib.attention_mask_off_by_one",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/attention/attention.h"
+#include "ops/rope/rope.h"
 #include "ref_backend.h"
 
 namespace kc::backends {
@@ -106,6 +107,28 @@ Status run_attention(Call& call) {
   return ok_status();
 }
 
+// ---------------------------------------------------------------- rope
+
+// fp32 rotation of each declared pair: inv_freq = powf(base, -2i/dim), the
+// angle pos * inv_freq, then the 2x2 rotation (the op's error model's order).
+Status run_rope(Call& call) {
+  const ops::RopeLayout l = ops::rope_layout(call);
+  const float* x = call.t("x").data<float>();
+  float* y = call.t("y").data<float>();
+  const auto base = static_cast<float>(l.base);
+  for (std::int64_t r = 0; r < l.seq; ++r)
+    for (std::int64_t i = 0; i < l.dim / 2; ++i) {
+      const auto [a, b] = l.pair(i);
+      const float inv_freq = std::pow(base, -2.0f * static_cast<float>(i) / static_cast<float>(l.dim));
+      const float t = static_cast<float>(l.offset + r) * inv_freq;
+      const float c = std::cos(t), s = std::sin(t);
+      const float xa = x[r * l.dim + a], xb = x[r * l.dim + b];
+      y[r * l.dim + a] = xa * c - xb * s;
+      y[r * l.dim + b] = xa * s + xb * c;
+    }
+  return ok_status();
+}
+
 // ---------------------------------------------------------------- activations
 
 /// sigmoid in two branches so exp never overflows.
@@ -154,6 +177,7 @@ std::vector<std::shared_ptr<const Impl>> ref_transformer_impls() {
       make_ref_impl("rmsnorm", "fp32 rmsnorm (sum of squares in natural order)", run_rmsnorm),
       make_ref_impl("attention", "direct fp32 attention per query row (scores, max, exp, sum, weighted v)",
                     run_attention),
+      make_ref_impl("rope", "fp32 rotation of each declared pair (half or interleaved)", run_rope),
       make_ref_impl("gelu_erf", "0.5 x erfcf(-x / sqrt 2) in fp32", run_gelu_erf),
       make_ref_impl("gelu_tanh", "x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)) in fp32", run_gelu_tanh),
       make_ref_impl("silu", "x sigmoid(x) in fp32, two-branch sigmoid", run_silu),

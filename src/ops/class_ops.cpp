@@ -11,6 +11,7 @@
 #include "ops/fused/fused.h"
 #include "ops/indexing/indexing.h"
 #include "ops/norm/norm.h"
+#include "ops/rope/rope.h"
 #include "ops/stats/stats.h"
 #include "ops/train/train.h"
 
@@ -44,6 +45,7 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_norm_op(NormKind::kLayerNorm); },
       [] { return make_norm_op(NormKind::kRmsNorm); },
       [] { return make_attention_op(); },
+      [] { return make_rope_op(); },
   };
   for (const auto& make : table) {
     std::unique_ptr<Op> op = make();

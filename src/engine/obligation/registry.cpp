@@ -96,6 +96,7 @@ const std::vector<Property>& properties() {
         add_norm_properties,
         add_attention_properties,
         add_activation_properties,
+        add_rope_properties,
         add_matmul_properties,
     };
     for (const auto& add : families) add(*t);

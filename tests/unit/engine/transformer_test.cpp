@@ -60,7 +60,8 @@ INSTANTIATE_TEST_SUITE_P(
         Caught{"KC-NORM-PROPS.kc", "KC-NORM-STANDARDIZED", "calib.layernorm_unbiased",
                "PROPERTY_VIOLATED(norm.standardized)"},
         Caught{"KC-ATTN.kc", "KC-ATTN-CAUSAL", "calib.attention_mask_off_by_one",
-               "PROPERTY_VIOLATED(attention.causal)"}),
+               "PROPERTY_VIOLATED(attention.causal)"},
+        Caught{"KC-ROPE.kc", "KC-ROPE-NORM", "calib.rope_swapped_pairing", "PROPERTY_VIOLATED(rope.pair_norm)"}),
     [](const ::testing::TestParamInfo<Caught>& info) {
       std::string name = info.param.impl;
       for (char& c : name)
@@ -76,6 +77,9 @@ TEST(SeededBug, ObligationsAreSpecific) {
             Verdict::kConforming);
   // The off-by-one mask is invisible to a non-causal call and to normalisation.
   EXPECT_EQ(trio::check_one_in(transformer_path("KC-ATTN.kc"), "KC-ATTN-GQA", "calib.attention_mask_off_by_one").verdict,
+            Verdict::kConforming);
+  // The other pairing is a rotation too: relative positions are preserved.
+  EXPECT_EQ(trio::check_one_in(transformer_path("KC-ROPE.kc"), "KC-ROPE-RELATIVE", "calib.rope_swapped_pairing").verdict,
             Verdict::kConforming);
   // The unnormalised softmax is still monotone and positive.
   EXPECT_EQ(trio::check_one_in(transformer_path("KC-SOFTMAX-PROPS.kc"), "KC-SOFTMAX-MONO", "calib.softmax_unnormalized")
