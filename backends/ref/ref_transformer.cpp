@@ -168,6 +168,16 @@ Status run_silu(Call& call) {
   return unary(call, [](float x) { return std::isinf(x) ? (x > 0 ? x : 0.0f) : x * sigmoidf(x); });
 }
 
+// y = silu(gate) * up, fp32, two-branch sigmoid.
+Status run_swiglu(Call& call) {
+  const float* g = call.t("gate").data<float>();
+  const float* u = call.t("up").data<float>();
+  float* y = call.t("y").data<float>();
+  const std::int64_t n = call.t("y").numel();
+  for (std::int64_t i = 0; i < n; ++i) y[i] = (std::isinf(g[i]) ? (g[i] > 0 ? g[i] : 0.0f) : g[i] * sigmoidf(g[i])) * u[i];
+  return ok_status();
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<const Impl>> ref_transformer_impls() {
@@ -181,6 +191,7 @@ std::vector<std::shared_ptr<const Impl>> ref_transformer_impls() {
       make_ref_impl("gelu_erf", "0.5 x erfcf(-x / sqrt 2) in fp32", run_gelu_erf),
       make_ref_impl("gelu_tanh", "x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)) in fp32", run_gelu_tanh),
       make_ref_impl("silu", "x sigmoid(x) in fp32, two-branch sigmoid", run_silu),
+      make_ref_impl("swiglu", "silu(gate) * up in fp32", run_swiglu),
   };
 }
 

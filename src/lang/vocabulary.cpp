@@ -25,7 +25,7 @@ std::vector<std::string>& op_classes() {
       "tanh",        "erf",       "all_reduce",      "reduce_scatter", "all_gather",
       "sequential_matmul",
       "mlp_train_step",
-      "layernorm",   "rmsnorm",   "rope",
+      "layernorm",   "rmsnorm",   "rope",        "swiglu",
   };
   return v;
 }

@@ -12,6 +12,7 @@
 #include "ops/indexing/indexing.h"
 #include "ops/norm/norm.h"
 #include "ops/rope/rope.h"
+#include "ops/swiglu/swiglu.h"
 #include "ops/stats/stats.h"
 #include "ops/train/train.h"
 
@@ -46,6 +47,7 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_norm_op(NormKind::kRmsNorm); },
       [] { return make_attention_op(); },
       [] { return make_rope_op(); },
+      [] { return make_swiglu_op(); },
   };
   for (const auto& make : table) {
     std::unique_ptr<Op> op = make();

@@ -105,6 +105,50 @@ Result<Outcome> monotone(const Context& ctx) {
   return judge.outcome();
 }
 
+/// swiglu's per-element magnitude from the op's error model.
+Result<std::vector<double>> swiglu_magnitude(const Context& ctx, const Call& c) { return ctx.op.magnitude(c, "y"); }
+
+// swiglu.linear_in_up: y = silu(g) up is linear in up: swiglu(g, a up) =
+// a swiglu(g, up) for a = 8 and a = -1/2 (powers of two up to sign: a up is
+// exact in the format). Both calls' bounds: (f + u)(m' + |a| m).
+Result<Outcome> swiglu_linear_in_up(const Context& ctx) {
+  const std::vector<double> up = ctx.call.t("up").to_doubles(), y = ctx.call.t("y").to_doubles();
+  KC_ASSIGN_OR_RETURN(std::vector<double> m0, swiglu_magnitude(ctx, ctx.call));
+  Judge judge("|swiglu(g, a up) - a swiglu(g, up)|");
+  for (const double a : {8.0, -0.5}) {
+    Call scaled = ctx.fresh_inputs();
+    for (std::int64_t i = 0; i < scaled.t("up").numel(); ++i) scaled.t("up").set(i, a * up[static_cast<std::size_t>(i)]);
+    KC_RETURN_IF_ERROR(detail::rerun(ctx, scaled, "swiglu(g, a up)"));
+    KC_ASSIGN_OR_RETURN(std::vector<double> m1, swiglu_magnitude(ctx, scaled));
+    const std::vector<double> ys = scaled.t("y").to_doubles();
+    for (std::size_t i = 0; i < y.size(); ++i)
+      judge.check(ys[i] - a * y[i], ctx.allowed(m1[i] + std::fabs(a) * m0[i]),
+                  Where{-1, -1, "[" + std::to_string(i) + "] a = " + std::to_string(a)});
+  }
+  return judge.outcome();
+}
+
+// swiglu.odd_gate: silu(g) - silu(-g) = g, so swiglu(g, up) - swiglu(-g, up)
+// = g up: the gate and its mirror add up to the identity gate. The product g
+// up is taken in long double (exact); both calls' bounds add.
+Result<Outcome> swiglu_odd_gate(const Context& ctx) {
+  const std::vector<double> g = ctx.call.t("gate").to_doubles(), up = ctx.call.t("up").to_doubles(),
+                            y = ctx.call.t("y").to_doubles();
+  Call neg = ctx.fresh_inputs();
+  for (std::int64_t i = 0; i < neg.t("gate").numel(); ++i) neg.t("gate").set(i, -g[static_cast<std::size_t>(i)]);
+  KC_RETURN_IF_ERROR(detail::rerun(ctx, neg, "swiglu(-g, up)"));
+  KC_ASSIGN_OR_RETURN(std::vector<double> m0, swiglu_magnitude(ctx, ctx.call));
+  KC_ASSIGN_OR_RETURN(std::vector<double> m1, swiglu_magnitude(ctx, neg));
+  const std::vector<double> yn = neg.t("y").to_doubles();
+  Judge judge("|swiglu(g, up) - swiglu(-g, up) - g up|");
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(g[i]) || !std::isfinite(up[i])) continue;
+    const long double r = static_cast<long double>(y[i]) - yn[i] - static_cast<long double>(g[i]) * up[i];
+    judge.check(static_cast<double>(r), ctx.allowed(m0[i] + m1[i]), Where{-1, -1, "[" + std::to_string(i) + "]"});
+  }
+  return judge.outcome();
+}
+
 }  // namespace
 
 void add_activation_properties(std::vector<Property>& out) {
@@ -112,6 +156,10 @@ void add_activation_properties(std::vector<Property>& out) {
   out.push_back({"activation.odd_part", gated, "f(x) - f(-x) = x (the gate satisfies s(x) + s(-x) = 1)", odd_part});
   out.push_back({"activation.bound", gated, "y between 0 and x and above the global minimum", bound});
   out.push_back({"activation.monotone", gated, "increasing right of the global minimum", monotone});
+  out.push_back({"swiglu.linear_in_up", {"swiglu"}, "swiglu(g, a up) = a swiglu(g, up) for a = 8, -1/2",
+                 swiglu_linear_in_up});
+  out.push_back({"swiglu.odd_gate", {"swiglu"}, "swiglu(g, up) - swiglu(-g, up) = g up (silu(x) - silu(-x) = x)",
+                 swiglu_odd_gate});
 }
 
 }  // namespace kc::obligation
