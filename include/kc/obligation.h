@@ -77,8 +77,8 @@ class Judge {
  public:
   /// `quantity` names what each residual is, e.g. "|sum_j y_j - 1|".
   explicit Judge(std::string quantity) : quantity_(std::move(quantity)) {}
-  /// One check: |residual| <= allowed. A NaN residual fails (ratio inf); a zero
-  /// residual passes even when nothing is allowed.
+  /// One check: |residual| <= allowed. A NaN or infinite residual fails (ratio
+  /// inf); a zero residual passes even when nothing is allowed.
   void check(double residual, double allowed, Where where);
   /// A structural failure (the wrong kind of value: a number where NaN is
   /// stated, a NaN where a number is): ratio inf, explained by `what`.

@@ -37,7 +37,9 @@ std::string Where::to_string() const {
 void Judge::check(double residual, double allowed, Where where) {
   residual = std::fabs(residual);
   double r = 0;
-  if (std::isnan(residual) || std::isnan(allowed)) r = std::numeric_limits<double>::infinity();
+  // NaN anywhere, or an infinite residual, fails: an infinite allowance must
+  // not turn inf/inf into a NaN ratio that compares as a pass.
+  if (std::isnan(residual) || std::isnan(allowed) || std::isinf(residual)) r = std::numeric_limits<double>::infinity();
   else if (residual == 0) r = 0;
   else r = allowed > 0 ? residual / allowed : std::numeric_limits<double>::infinity();
   out_.ratios.push_back(r);

@@ -109,6 +109,9 @@ TEST(ObligationJudge, ZeroResidualPassesExactAndNaNFails) {
   EXPECT_TRUE(std::isinf(o.max_ratio));
   EXPECT_EQ(o.worst.row, 2);  // the first infinite ratio is the one shown
   EXPECT_NE(o.evidence.find("2 of 4 checks failed"), std::string::npos) << o.evidence;
+  obligation::Judge inf_judge("|d|");
+  inf_judge.check(INFINITY, INFINITY, {0, 0, {}});  // inf / inf must not pass as NaN
+  EXPECT_EQ(inf_judge.outcome().failures, 1);
   obligation::Judge s("x");
   s.pass();
   s.fail({-1, -1, "row 7"}, "a number where NaN is stated");
