@@ -132,6 +132,16 @@ std::string position_of(const Tensor& t, std::int64_t flat) {
     const auto cols = t.dim(1);
     return "(row " + std::to_string(flat / cols) + ", col " + std::to_string(flat % cols) + ")";
   }
+  if (t.rank() > 2) {  // e.g. attention's (batch, head, pos, dim)
+    std::string idx;
+    std::int64_t rest = flat;
+    for (std::size_t d = t.rank(); d-- > 0;) {
+      const std::int64_t n = std::max<std::int64_t>(t.dim(d), 1);
+      idx = std::to_string(rest % n) + (idx.empty() ? "" : ", ") + idx;
+      rest /= n;
+    }
+    return "(" + idx + ")";
+  }
   return "[" + std::to_string(flat) + "]";
 }
 
