@@ -1,6 +1,7 @@
 #include <sstream>
 
 #include "kc/engine.h"
+#include "kc/obligation.h"
 
 namespace kc::engine {
 
@@ -18,13 +19,20 @@ std::string explain(const Contract& c, const std::string& file) {
   out << "\n  defined at " << file << ":" << c.loc.line << "\n";
   out << "  " << (c.executable() ? "executable" : "descriptive (see `kc lint`)") << ", version "
       << c.content_hash().substr(0, 12) << "\n\n";
-  clause(out, "applies to    ", c.scope_info);
-  clause(out, "requires      ", c.pre_info);
-  clause(out, "promises      ", c.post_info);
-  clause(out, "within        ", c.tolerance_info);
-  clause(out, "judged against", c.reference_info);
-  clause(out, "measured by   ", c.measure_info);
-  clause(out, "violation     ", c.violation_info);
+  clause(out, "applies to     ", c.scope_info);
+  clause(out, "requires       ", c.pre_info);
+  clause(out, "promises       ", c.post_info);
+  clause(out, "within         ", c.tolerance_info);
+  clause(out, "judged against ", c.reference_info);
+  if (c.reference.kind == Reference::Kind::kAlgebraic && obligation::is_property_name(c.reference.name)) {
+    if (const obligation::Property* p = obligation::find_property(c.reference.name))
+      out << "      the property: " << p->statement << " (re-runs the impl where it transforms inputs; "
+          << "docs/obligations.md)\n";
+    else
+      out << "      not a known property (`kc list properties`)\n";
+  }
+  clause(out, "measured by    ", c.measure_info);
+  clause(out, "violation      ", c.violation_info);
   if (!c.violation.signatures.empty()) {
     out << "\n  A violation is named by the signature";
     out << (c.violation.signatures.size() > 1 ? "s " : " ");
