@@ -9,6 +9,8 @@
 #include "ops/elementwise/elementwise.h"
 #include "ops/fused/fused.h"
 #include "ops/indexing/indexing.h"
+#include "ops/loss/loss.h"
+#include "ops/optim/adamw.h"
 #include "ops/stats/stats.h"
 #include "ops/train/train.h"
 
@@ -39,6 +41,9 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_collective_op(CollectiveKind::kReduceScatter); },
       [] { return make_collective_op(CollectiveKind::kAllGather); },
       [] { return make_mlp_train_op(); },
+      [] { return make_cross_entropy_op(); },
+      [] { return make_kd_loss_op(); },
+      [] { return make_adamw_op(); },
   };
   for (const auto& make : table) {
     std::unique_ptr<Op> op = make();

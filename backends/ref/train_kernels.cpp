@@ -1,0 +1,122 @@
+// kc — `ref` kernels of the training ops (see train_kernels.h). FP32
+// throughout, natural order, max-subtracted log-sum-exp.
+#include "backends/ref/train_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace kc::backends {
+namespace {
+
+/// max and Σ exp(x_j / scale - max) of one row of x/scale, in FP32.
+struct RowLse {
+  float m, s;
+  float lse() const { return m + std::log(s); }
+};
+RowLse row_lse(const float* x, std::int64_t cols, float scale) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (std::int64_t c = 0; c < cols; ++c) m = std::max(m, x[c] / scale);
+  float s = 0;
+  for (std::int64_t c = 0; c < cols; ++c) s += std::exp(x[c] / scale - m);
+  return {m, s};
+}
+
+Status check_target(std::int64_t t, std::int64_t cols) {
+  if (t < 0 || t >= cols) return Status(StatusCode::kKernelRaised, "target out of range");
+  return ok_status();
+}
+
+Status run_cross_entropy(Call& call) {
+  const Tensor& tz = call.t("z");
+  const std::int64_t rows = tz.dim(0), cols = tz.dim(1);
+  const float* z = tz.data<float>();
+  const std::int64_t* target = call.t("target").data<std::int64_t>();
+  float* loss = call.t("loss").data<float>();
+  float* dz = call.t("dz").data<float>();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    KC_RETURN_IF_ERROR(check_target(target[r], cols));
+    const float* zr = z + r * cols;
+    const RowLse l = row_lse(zr, cols, 1.0f);
+    loss[r] = l.lse() - zr[target[r]];
+    for (std::int64_t c = 0; c < cols; ++c)
+      dz[r * cols + c] = std::exp(zr[c] - l.m) / l.s - (c == target[r] ? 1.0f : 0.0f);
+  }
+  return ok_status();
+}
+
+Status run_kd_loss(Call& call) { return kd_loss_fp32(call, /*t2=*/true); }
+
+Status run_adamw(Call& call) { return adamw_fp32(call, false, true, -1); }
+
+}  // namespace
+
+Status kd_loss_fp32(Call& call, bool t2) {
+  const Tensor& ts = call.t("zs");
+  const std::int64_t rows = ts.dim(0), cols = ts.dim(1);
+  const float* zs = ts.data<float>();
+  const float* zt = call.t("zt").data<float>();
+  const std::int64_t* target = call.t("target").data<std::int64_t>();
+  float* loss = call.t("loss").data<float>();
+  const auto alpha = static_cast<float>(call.get_double("alpha", 0.5));
+  const auto temp = static_cast<float>(call.get_double("T", 1));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    KC_RETURN_IF_ERROR(check_target(target[r], cols));
+    const float* s = zs + r * cols;
+    const float* t = zt + r * cols;
+    const RowLse ls = row_lse(s, cols, temp), lt = row_lse(t, cols, temp);
+    const float lse_s = ls.lse(), lse_t = lt.lse();
+    float kl = 0;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const float log_p = t[c] / temp - lse_t, log_q = s[c] / temp - lse_s;
+      kl += std::exp(log_p) * (log_p - log_q);
+    }
+    const RowLse l1 = row_lse(s, cols, 1.0f);
+    const float ce = l1.lse() - s[target[r]];
+    loss[r] = alpha * (t2 ? temp * temp : 1.0f) * kl + (1 - alpha) * ce;
+  }
+  return ok_status();
+}
+
+Status adamw_fp32(Call& call, bool coupled, bool bias_correction, double beta2_override) {
+  float* p = call.t("param").data<float>();
+  const float* g = call.t("grad").data<float>();
+  float* m = call.t("m").data<float>();
+  float* v = call.t("v").data<float>();
+  const std::int64_t n = call.t("param").numel();
+  const std::int64_t step = call.get_int("step", 10);
+  const auto lr = static_cast<float>(call.get_double("lr", 1e-3));
+  const auto beta1 = static_cast<float>(call.get_double("beta1", 0.9));
+  const auto beta2 = static_cast<float>(beta2_override >= 0 ? beta2_override : call.get_double("beta2", 0.999));
+  const auto eps = static_cast<float>(call.get_double("eps", 1e-8));
+  const auto wd = static_cast<float>(call.get_double("weight_decay", 0.01));
+  if (step < 1) return Status(StatusCode::kKernelRaised, "adamw: step must be >= 1");
+  // torch.optim.AdamW (single-tensor path): bias corrections from pow, then
+  // denom = sqrt(v) / sqrt(bc2) + eps, param -= (lr / bc1) * m / denom.
+  const float bc1 = bias_correction ? 1 - std::pow(beta1, static_cast<float>(step)) : 1.0f;
+  const float bc2 = bias_correction ? 1 - std::pow(beta2, static_cast<float>(step)) : 1.0f;
+  const float step_size = lr / bc1;
+  const float bc2_sqrt = std::sqrt(bc2);
+  for (std::int64_t i = 0; i < n; ++i) {
+    float gi = g[i];
+    if (coupled) gi = gi + wd * p[i];
+    else p[i] = p[i] * (1 - lr * wd);
+    m[i] = beta1 * m[i] + (1 - beta1) * gi;
+    v[i] = beta2 * v[i] + (1 - beta2) * gi * gi;
+    const float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
+    p[i] = p[i] - step_size * (m[i] / denom);
+  }
+  return ok_status();
+}
+
+std::vector<RefKernel> train_ref_kernels() {
+  return {
+      {"cross_entropy", "max-subtracted fp32 log-sum-exp; dz = softmax - onehot", run_cross_entropy},
+      {"kd_loss", "fp32 alpha T^2 KL(p_t || p_s) + (1 - alpha) CE, max-subtracted", run_kd_loss},
+      {"adamw_step", "fp32 AdamW in torch.optim.AdamW's order (decoupled decay, bias correction)", run_adamw},
+  };
+}
+
+}  // namespace kc::backends

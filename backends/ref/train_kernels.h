@@ -1,0 +1,34 @@
+// kc — `ref` kernels of the training ops (issue #6): cross_entropy, kd_loss,
+// adamw_step, grad_accum, slerp, prune_magnitude, prune_wanda, bpe_roundtrip.
+// Plain FP32 loops in natural order, like every ref kernel; the ref backend
+// wraps each in its RefImpl (backends/ref/ref_backend.cpp).
+#pragma once
+
+#include <vector>
+
+#include "kc/op.h"
+#include "kc/status.h"
+
+namespace kc::backends {
+
+struct RefKernel {
+  const char* op;
+  const char* description;
+  Status (*run)(Call&);
+};
+
+/// The training-op kernels, in `kc list impls` order.
+std::vector<RefKernel> train_ref_kernels();
+
+// Shared with the calibration trios (calibration/train.cpp), which reuse the
+// honest pieces of these kernels around their deliberate defects.
+
+/// AdamW in FP32 (torch.optim.AdamW's order of operations). `coupled`: L2
+/// weight decay folded into the gradient (Adam with weight_decay) instead of
+/// decoupled; `bias_correction` off divides by 1; `beta2_override` >= 0 is
+/// used in place of the call's beta2.
+Status adamw_fp32(Call& call, bool coupled, bool bias_correction, double beta2_override);
+/// kd_loss in FP32; `t2` false omits the T² factor.
+Status kd_loss_fp32(Call& call, bool t2);
+
+}  // namespace kc::backends
