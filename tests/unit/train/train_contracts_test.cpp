@@ -1,0 +1,120 @@
+// The training contracts (contracts/transformer/, docs/transformer-training.md):
+// ref conforms; each seeded bug of calibration/train.cpp is caught with its
+// named signature; the trios calibrate.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kc/calibrate.h"
+#include "kc/engine.h"
+#include "tests/unit/engine/trio.h"
+
+namespace kc::engine {
+namespace {
+
+std::string path(const std::string& id) { return std::string(KC_SOURCE_DIR) + "/contracts/transformer/" + id + ".kc"; }
+
+// In-process (--isolate none): these kernels are kc's own, and the AdamW
+// contract's 128 configs would otherwise pay a worker start each.
+CaseResult check(const std::string& id, const std::string& impl) {
+  CheckRequest request;
+  request.paths = {path(id)};
+  request.contracts = {id};
+  request.impls = {impl};
+  request.isolation = isolate::Mode::kNone;
+  const CheckResult r = run_check(request);
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
+  for (const auto& c : r.cases)
+    if (c.impl == impl && c.contract_id == id) return c;
+  ADD_FAILURE() << impl << " was not run against " << id;
+  return {};
+}
+
+struct Caught {
+  const char* contract;
+  const char* impl;
+  const char* signature;  ///< the first signature, as printed
+};
+
+class SeededBug : public ::testing::TestWithParam<Caught> {};
+
+TEST_P(SeededBug, IsCaughtWithItsSignature) {
+  const Caught& e = GetParam();
+  const CaseResult r = check(e.contract, e.impl);
+  EXPECT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  ASSERT_FALSE(r.signatures.empty()) << r.reason;
+  EXPECT_EQ(r.signatures.front().to_string(), e.signature) << r.reason;
+  EXPECT_TRUE(r.signature_expected) << r.signatures.front().to_string() << " is not listed by " << e.contract;
+  EXPECT_FALSE(r.repro.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Train, SeededBug,
+    ::testing::Values(Caught{"KC-ADAMW-01", "calib.adamw_coupled_decay", "COUPLED_WEIGHT_DECAY"},
+                      Caught{"KC-ADAMW-01", "calib.adamw_fixed_beta2", "HYPERPARAMETER_IGNORED(beta2)"},
+                      Caught{"KC-ADAMW-01", "calib.adamw_no_bias_correction", "NO_BIAS_CORRECTION"},
+                      Caught{"KC-XENT-01", "calib.xent_no_softmax", "GRADIENT_WITHOUT_SOFTMAX"},
+                      Caught{"KC-KD-01", "calib.kd_no_t2", "MISSING_T2_SCALING"}),
+    [](const ::testing::TestParamInfo<Caught>& info) {
+      std::string name = info.param.impl;
+      for (char& c : name)
+        if (c == '.') c = '_';
+      return name;
+    });
+
+class RefConforms : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(RefConforms, OnItsContract) {
+  const CaseResult r = check(GetParam().first, GetParam().second);
+  EXPECT_EQ(r.verdict, Verdict::kConforming) << r.reason;
+  EXPECT_GT(r.evidence.elements, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Train, RefConforms,
+                         ::testing::Values(std::pair{"KC-ADAMW-01", "ref.adamw_step"},
+                                           std::pair{"KC-XENT-01", "ref.cross_entropy"},
+                                           std::pair{"KC-KD-01", "ref.kd_loss"}),
+                         [](const auto& info) {
+                           std::string name = info.param.second;
+                           for (char& c : name)
+                             if (c == '.') c = '_';
+                           return name;
+                         });
+
+TEST(AdamW, AWrongBeta2IsCaughtOnlyWhereItDiffers) {
+  // calib.adamw_fixed_beta2 always uses 0.999: conforming configs are exactly
+  // those with beta2 = 0.999, which is what the sweep of every
+  // hyper-parameter relies on.
+  const CaseResult r = check("KC-ADAMW-01", "calib.adamw_fixed_beta2");
+  ASSERT_FALSE(r.evidence.per_config.empty());
+  for (const auto& ce : r.evidence.per_config) {
+    const bool default_beta2 = ce.config.find("beta2=0.999") != std::string::npos;
+    EXPECT_EQ(ce.failures == 0, default_beta2) << ce.config;
+  }
+}
+
+class TrainTrio : public ::testing::TestWithParam<trio::Expected> {};
+
+TEST_P(TrainTrio, SeparatesBaselineBadAndGood) {
+  // trio::expect_three_states reads contracts/classes/; these live in transformer/.
+  const trio::Expected& e = GetParam();
+  CheckRequest request;
+  request.paths = {path(e.contract)};
+  request.isolation = isolate::Mode::kNone;
+  const CalibrationResult result = run_calibration(request);
+  ASSERT_EQ(result.rows.size(), 3u) << render_calibration(result, false);
+  EXPECT_FALSE(result.rows[0].visible.pass);
+  EXPECT_TRUE(result.rows[1].visible.pass) << result.rows[1].visible.detail;
+  ASSERT_FALSE(result.rows[1].contract_result.signatures.empty());
+  EXPECT_EQ(result.rows[1].contract_result.signatures.front().name, e.signature);
+  EXPECT_EQ(result.rows[2].contract_result.verdict, Verdict::kConforming) << result.rows[2].contract_result.reason;
+  EXPECT_EQ(result.exit_code(), 0) << render_calibration(result, false);
+}
+
+INSTANTIATE_TEST_SUITE_P(Train, TrainTrio,
+                         ::testing::Values(trio::Expected{"KC-ADAMW-01", "COUPLED_WEIGHT_DECAY"},
+                                           trio::Expected{"KC-KD-01", "MISSING_T2_SCALING"}),
+                         trio::param_name);
+
+}  // namespace
+}  // namespace kc::engine
