@@ -17,6 +17,7 @@
 
 #include "calibration/calibration_backend.h"
 #include "backends/ref/train_kernels.h"
+#include "ops/tokenize/bpe.h"
 
 namespace kc::calibration {
 namespace {
@@ -86,6 +87,58 @@ Status kd_ce_only(Call& call) {
   return ok_status();
 }
 
+/// Length of the valid UTF-8 sequence at s[i] (RFC 3629: no overlong forms,
+/// no surrogates, nothing above U+10FFFF), or 0.
+std::size_t valid_utf8_at(const std::string& s, std::size_t i) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // range of the first continuation byte
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c == 0xE0) { n = 3; lo = 0xA0; }
+  else if (c >= 0xE1 && c <= 0xEC) n = 3;
+  else if (c == 0xED) { n = 3; hi = 0x9F; }
+  else if (c >= 0xEE && c <= 0xEF) n = 3;
+  else if (c == 0xF0) { n = 4; lo = 0x90; }
+  else if (c >= 0xF1 && c <= 0xF3) n = 4;
+  else if (c == 0xF4) { n = 4; hi = 0x8F; }
+  else return 0;
+  if (i + n > s.size()) return 0;
+  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+  return n;
+}
+
+/// The decoded bytes through a "text" layer: UTF-8 decoding that drops what
+/// is not valid (Python's bytes.decode("utf-8", errors="ignore")).
+std::string drop_invalid_utf8(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = valid_utf8_at(s, i);
+    if (n == 0) {
+      ++i;  // the defect: the byte is dropped
+      continue;
+    }
+    out += s.substr(i, n);
+    i += n;
+  }
+  return out;
+}
+
+const tokenize::BpeTokenizer& tok() { return tokenize::BpeTokenizer::builtin(); }
+
+/// The built-in tokenizer written out as a GPT-2 merges list and read back.
+const tokenize::BpeTokenizer& tok_from_merges() {
+  static const tokenize::BpeTokenizer t = [] {
+    auto r = tokenize::BpeTokenizer::from_merges(tok().to_merges());
+    KC_CHECK_MSG(r.ok(), "the built-in merges list does not load");
+    return std::move(r).value();
+  }();
+  return t;
+}
+
 }  // namespace
 
 void add_train_impls(ImplList& out) {
@@ -106,6 +159,30 @@ void add_train_impls(ImplList& out) {
   add(out, calib_decl("calib.kd_no_t2", "kd_loss", "distillation loss without the T² factor"),
       [](Call& c) { return backends::kd_loss_fp32(c, false); });
   add(out, calib_decl("calib.kd_ce_only", "kd_loss", "the hard-label cross-entropy alone"), kd_ce_only);
+  add(out, calib_decl("calib.bpe_merges_file", "bpe_roundtrip",
+                      "byte-level BPE loaded from a GPT-2 merges list (the built-in merges, written and read back)"),
+      [](Call& c) {
+        return backends::bpe_roundtrip_rows(c, [](const std::string& s) {
+          return tok_from_merges().decode(tok_from_merges().encode(s));
+        });
+      });
+  add(out, calib_decl("calib.bpe_drop_invalid", "bpe_roundtrip",
+                      "BPE whose decode goes through UTF-8 text with errors=ignore: invalid bytes vanish"),
+      [](Call& c) {
+        return backends::bpe_roundtrip_rows(c, [](const std::string& s) -> Result<std::string> {
+          KC_ASSIGN_OR_RETURN(std::string back, tok().decode(tok().encode(s)));
+          return drop_invalid_utf8(back);
+        });
+      });
+  add(out, calib_decl("calib.bpe_lowercase", "bpe_roundtrip", "BPE behind a lower-casing normalizer"),
+      [](Call& c) {
+        return backends::bpe_roundtrip_rows(c, [](const std::string& s) -> Result<std::string> {
+          std::string lower = s;
+          for (char& ch : lower)
+            if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+          return tok().decode(tok().encode(lower));
+        });
+      });
 }
 
 }  // namespace kc::calibration

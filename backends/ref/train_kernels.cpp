@@ -8,6 +8,8 @@
 #include <numeric>
 #include <vector>
 
+#include "ops/tokenize/bpe.h"
+
 namespace kc::backends {
 namespace {
 
@@ -50,6 +52,11 @@ Status run_cross_entropy(Call& call) {
 Status run_kd_loss(Call& call) { return kd_loss_fp32(call, /*t2=*/true); }
 
 Status run_adamw(Call& call) { return adamw_fp32(call, false, true, -1); }
+
+Status run_bpe_roundtrip(Call& call) {
+  const tokenize::BpeTokenizer& tok = tokenize::BpeTokenizer::builtin();
+  return bpe_roundtrip_rows(call, [&](const std::string& s) { return tok.decode(tok.encode(s)); });
+}
 
 }  // namespace
 
@@ -111,11 +118,34 @@ Status adamw_fp32(Call& call, bool coupled, bool bias_correction, double beta2_o
   return ok_status();
 }
 
+Status bpe_roundtrip_rows(Call& call, const std::function<Result<std::string>(const std::string&)>& roundtrip) {
+  const Tensor& x = call.t("x");
+  Tensor& y = call.t("y");
+  const std::int64_t rows = x.dim(0), len = x.dim(1), cap = y.dim(1);
+  const std::int64_t* in = x.data<std::int64_t>();
+  std::int64_t* out = y.data<std::int64_t>();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::string bytes;
+    for (std::int64_t i = 0; i < len; ++i) {
+      if (in[r * len + i] < 0 || in[r * len + i] > 255) return Status(StatusCode::kKernelRaised, "input is not a byte");
+      bytes += static_cast<char>(in[r * len + i]);
+    }
+    Result<std::string> back = roundtrip(bytes);
+    if (!back.ok()) return Status(StatusCode::kKernelRaised, back.status().message());
+    if (static_cast<std::int64_t>(back->size()) > cap)
+      return Status(StatusCode::kKernelRaised, "decoded row longer than its output room");
+    for (std::int64_t i = 0; i < cap; ++i)
+      out[r * cap + i] = i < static_cast<std::int64_t>(back->size()) ? static_cast<unsigned char>((*back)[static_cast<std::size_t>(i)]) : -1;
+  }
+  return ok_status();
+}
+
 std::vector<RefKernel> train_ref_kernels() {
   return {
       {"cross_entropy", "max-subtracted fp32 log-sum-exp; dz = softmax - onehot", run_cross_entropy},
       {"kd_loss", "fp32 alpha T^2 KL(p_t || p_s) + (1 - alpha) CE, max-subtracted", run_kd_loss},
       {"adamw_step", "fp32 AdamW in torch.optim.AdamW's order (decoupled decay, bias correction)", run_adamw},
+      {"bpe_roundtrip", "byte-level BPE (136 merges learned from the built-in corpus): decode(encode(x))", run_bpe_roundtrip},
   };
 }
 

@@ -4,6 +4,8 @@
 // wraps each in its RefImpl (backends/ref/ref_backend.cpp).
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "kc/op.h"
@@ -30,5 +32,9 @@ std::vector<RefKernel> train_ref_kernels();
 Status adamw_fp32(Call& call, bool coupled, bool bias_correction, double beta2_override);
 /// kd_loss in FP32; `t2` false omits the T² factor.
 Status kd_loss_fp32(Call& call, bool t2);
+/// bpe_roundtrip: `roundtrip` maps each row's bytes to what the tokenizer
+/// gives back; the rows are written as bytes then -1. A result longer than
+/// the row's room is a kernel error.
+Status bpe_roundtrip_rows(Call& call, const std::function<Result<std::string>(const std::string&)>& roundtrip);
 
 }  // namespace kc::backends

@@ -11,6 +11,7 @@
 #include "ops/indexing/indexing.h"
 #include "ops/loss/loss.h"
 #include "ops/optim/adamw.h"
+#include "ops/tokenize/roundtrip.h"
 #include "ops/stats/stats.h"
 #include "ops/train/train.h"
 
@@ -44,6 +45,7 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_cross_entropy_op(); },
       [] { return make_kd_loss_op(); },
       [] { return make_adamw_op(); },
+      [] { return make_bpe_roundtrip_op(); },
   };
   for (const auto& make : table) {
     std::unique_ptr<Op> op = make();

@@ -54,7 +54,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Caught{"KC-ADAMW-01", "calib.adamw_fixed_beta2", "HYPERPARAMETER_IGNORED(beta2)"},
                       Caught{"KC-ADAMW-01", "calib.adamw_no_bias_correction", "NO_BIAS_CORRECTION"},
                       Caught{"KC-XENT-01", "calib.xent_no_softmax", "GRADIENT_WITHOUT_SOFTMAX"},
-                      Caught{"KC-KD-01", "calib.kd_no_t2", "MISSING_T2_SCALING"}),
+                      Caught{"KC-KD-01", "calib.kd_no_t2", "MISSING_T2_SCALING"},
+                      Caught{"KC-BPE-01", "calib.bpe_drop_invalid", "BYTES_DROPPED(597)"}),
     [](const ::testing::TestParamInfo<Caught>& info) {
       std::string name = info.param.impl;
       for (char& c : name)
@@ -73,13 +74,24 @@ TEST_P(RefConforms, OnItsContract) {
 INSTANTIATE_TEST_SUITE_P(Train, RefConforms,
                          ::testing::Values(std::pair{"KC-ADAMW-01", "ref.adamw_step"},
                                            std::pair{"KC-XENT-01", "ref.cross_entropy"},
-                                           std::pair{"KC-KD-01", "ref.kd_loss"}),
+                                           std::pair{"KC-KD-01", "ref.kd_loss"},
+                                           std::pair{"KC-BPE-01", "ref.bpe_roundtrip"}),
                          [](const auto& info) {
                            std::string name = info.param.second;
                            for (char& c : name)
                              if (c == '.') c = '_';
                            return name;
                          });
+
+TEST(Bpe, TheDroppingDecoderIsRightOnTextAndWrongExactlyWhereBytesAreNotUtf8) {
+  const CaseResult r = check("KC-BPE-01", "calib.bpe_drop_invalid");
+  ASSERT_EQ(r.evidence.per_config.size(), 5u);
+  for (const auto& ce : r.evidence.per_config) {
+    const bool textual = ce.config.find("pattern=text") != std::string::npos ||
+                         ce.config.find("pattern=utf8") != std::string::npos;
+    EXPECT_EQ(ce.failures == 0, textual) << ce.config;
+  }
+}
 
 TEST(AdamW, AWrongBeta2IsCaughtOnlyWhereItDiffers) {
   // calib.adamw_fixed_beta2 always uses 0.999: conforming configs are exactly
@@ -113,7 +125,8 @@ TEST_P(TrainTrio, SeparatesBaselineBadAndGood) {
 
 INSTANTIATE_TEST_SUITE_P(Train, TrainTrio,
                          ::testing::Values(trio::Expected{"KC-ADAMW-01", "COUPLED_WEIGHT_DECAY"},
-                                           trio::Expected{"KC-KD-01", "MISSING_T2_SCALING"}),
+                                           trio::Expected{"KC-KD-01", "MISSING_T2_SCALING"},
+                                           trio::Expected{"KC-BPE-01", "BYTES_DROPPED"}),
                          trio::param_name);
 
 }  // namespace
