@@ -218,7 +218,7 @@ class RefBackend final : public Backend {
     return info;
   }
   std::vector<std::shared_ptr<const Impl>> impls() override {
-    // The one table of ref impls.
+    // The one table of ref impls; the transformer kernels follow from their own file.
     std::vector<std::shared_ptr<const Impl>> out = {
         std::make_shared<RefImpl>("matmul", "triple loop, fp32 accumulator, k innermost", run_matmul),
         std::make_shared<RefImpl>("dot", "sequential fp32 dot product", run_dot),
@@ -231,6 +231,7 @@ class RefBackend final : public Backend {
         std::make_shared<RefImpl>("log_softmax", "max-subtracted fp32 log-softmax per row",
                                   run_softmax<true>),
     };
+    for (auto& impl : ref_transformer_impls()) out.push_back(std::move(impl));
     for (const RefKernel& k : train_ref_kernels()) out.push_back(std::make_shared<RefImpl>(k.op, k.description, k.run));
     return out;
   }
@@ -239,5 +240,9 @@ class RefBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_ref_backend() { return std::make_unique<RefBackend>(); }
+
+std::shared_ptr<const Impl> make_ref_impl(std::string op, std::string description, Status (*kernel)(Call&)) {
+  return std::make_shared<RefImpl>(std::move(op), std::move(description), kernel);
+}
 
 }  // namespace kc::backends

@@ -25,6 +25,7 @@ std::vector<std::string>& op_classes() {
       "tanh",        "erf",       "all_reduce",      "reduce_scatter", "all_gather",
       "sequential_matmul",
       "mlp_train_step",
+      "layernorm",   "rmsnorm",
       // training ops (issue #6, docs/transformer-training.md)
       "cross_entropy", "kd_loss", "adamw_step", "grad_accum", "slerp", "prune_magnitude", "prune_wanda",
       "bpe_roundtrip",
@@ -60,6 +61,7 @@ const std::vector<std::string>& known_signatures() {
       "TYPE_COERCION",       "STALE_OUTPUT",         "LOSS_SCALE",
       "FTZ_OBSERVED",        "IEEE_OBSERVED",        "MISSING_RAISE",
       "UNEXPECTED_RAISE",    "WIRE_PRECISION",
+      "PROPERTY_VIOLATED",
       // training ops (engine/classify_train.cpp)
       "GRADIENT_WITHOUT_SOFTMAX", "MISSING_T2_SCALING", "KL_REVERSED", "COUPLED_WEIGHT_DECAY",
       "HYPERPARAMETER_IGNORED", "NO_BIAS_CORRECTION", "ACCUMULATION_NOT_AVERAGED", "LERP_NOT_SLERP",

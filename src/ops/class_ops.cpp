@@ -9,6 +9,7 @@
 #include "ops/elementwise/elementwise.h"
 #include "ops/fused/fused.h"
 #include "ops/indexing/indexing.h"
+#include "ops/norm/norm.h"
 #include "ops/loss/loss.h"
 #include "ops/optim/adamw.h"
 #include "ops/tokenize/roundtrip.h"
@@ -42,6 +43,8 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_collective_op(CollectiveKind::kReduceScatter); },
       [] { return make_collective_op(CollectiveKind::kAllGather); },
       [] { return make_mlp_train_op(); },
+      [] { return make_norm_op(NormKind::kLayerNorm); },
+      [] { return make_norm_op(NormKind::kRmsNorm); },
       [] { return make_cross_entropy_op(); },
       [] { return make_kd_loss_op(); },
       [] { return make_adamw_op(); },
