@@ -84,6 +84,11 @@ Status kd_ce_only(Call& call) {
   Call ce = call;
   ce.config.params["alpha"] = "0";
   KC_RETURN_IF_ERROR(backends::kd_loss_fp32(ce, true));
+  // `ce` shares the output buffer inside a worker (tensor views) but not in
+  // process: write the result back either way.
+  const Tensor& from = ce.t("loss");
+  Tensor& to = call.t("loss");
+  for (std::int64_t i = 0; i < to.numel(); ++i) to.set(i, from.at(i));
   return ok_status();
 }
 

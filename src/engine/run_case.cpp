@@ -506,6 +506,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           };
           Rng prop_rng(derive_seed(seed, 0x70726f70ull));  // "prop"
           obligation::Context ctx{op, call, invoke, prop_rng};
+          ctx.inputs = &inputs;
           if (Status ts = property_tolerance(contract.tolerance, op, call, &ctx); !ts.ok())
             return finish(Verdict::kUnderSpecified, ts.message());
           auto judged = plan.property->check(ctx);

@@ -9,5 +9,6 @@
 namespace kc::obligation {
 
 void add_softmax_properties(std::vector<Property>& out);  ///< softmax.cpp
+void add_train_properties(std::vector<Property>& out);    ///< train.cpp
 
 }  // namespace kc::obligation
