@@ -164,6 +164,17 @@ void add_train_impls(ImplList& out) {
   add(out, calib_decl("calib.kd_no_t2", "kd_loss", "distillation loss without the T² factor"),
       [](Call& c) { return backends::kd_loss_fp32(c, false); });
   add(out, calib_decl("calib.kd_ce_only", "kd_loss", "the hard-label cross-entropy alone"), kd_ce_only);
+  add(out, calib_decl("calib.grad_accum_sum", "grad_accum", "accumulation that sums micro-batch gradients (no 1 / A)"),
+      [](Call& c) { return backends::grad_accum_fp32(c, /*average=*/false); });
+  add(out, calib_decl("calib.slerp_lerp", "slerp", "\"slerp\" that interpolates linearly"),
+      [](Call& c) { return backends::slerp_fp32(c, /*linear=*/true); });
+  add(out, calib_decl("calib.wanda_magnitude_only", "prune_wanda", "WANDA that ranks by |W| alone"),
+      [](Call& c) { return backends::prune_fp32(c, /*magnitude_only=*/true, 1.0f); });
+  add(out, calib_decl("calib.prune_rescaled", "prune_magnitude",
+                      "magnitude pruning that rescales kept weights by 1 / (1 - s), dropout style"),
+      [](Call& c) {
+        return backends::prune_fp32(c, false, static_cast<float>(1.0 / (1.0 - c.get_double("sparsity", 0.5))));
+      });
   add(out, calib_decl("calib.bpe_merges_file", "bpe_roundtrip",
                       "byte-level BPE loaded from a GPT-2 merges list (the built-in merges, written and read back)"),
       [](Call& c) {

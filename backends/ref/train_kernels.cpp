@@ -140,11 +140,99 @@ Status bpe_roundtrip_rows(Call& call, const std::function<Result<std::string>(co
   return ok_status();
 }
 
+Status grad_accum_fp32(Call& call, bool average) {
+  const Tensor& tw = call.t("W");
+  const std::int64_t f = tw.dim(0), o = tw.dim(1), b = call.t("X").dim(0);
+  const std::int64_t a = call.get_int("micro_batches", 1);
+  if (a <= 0 || b % a != 0) return Status(StatusCode::kKernelRaised, "micro_batches must divide batch");
+  const std::int64_t mb = b / a;
+  const float* w = tw.data<float>();
+  const float* x = call.t("X").data<float>();
+  const float* y = call.t("Y").data<float>();
+  float* g = call.t("G").data<float>();
+  for (std::int64_t i = 0; i < f * o; ++i) g[i] = 0;
+  std::vector<float> part(static_cast<std::size_t>(f * o)), e(static_cast<std::size_t>(mb * o));
+  const float scale = 2.0f / static_cast<float>(mb * o);
+  const float inv_a = average ? 1.0f / static_cast<float>(a) : 1.0f;
+  for (std::int64_t j = 0; j < a; ++j) {
+    const float* xj = x + j * mb * f;
+    const float* yj = y + j * mb * o;
+    for (std::int64_t r = 0; r < mb; ++r)
+      for (std::int64_t c = 0; c < o; ++c) {
+        float acc = 0;
+        for (std::int64_t k = 0; k < f; ++k) acc += xj[r * f + k] * w[k * o + c];
+        e[static_cast<std::size_t>(r * o + c)] = acc - yj[r * o + c];
+      }
+    for (std::int64_t i = 0; i < f; ++i)
+      for (std::int64_t c = 0; c < o; ++c) {
+        float acc = 0;
+        for (std::int64_t r = 0; r < mb; ++r) acc += xj[r * f + i] * e[static_cast<std::size_t>(r * o + c)];
+        g[i * o + c] += (scale * acc) * inv_a;
+      }
+  }
+  return ok_status();
+}
+
+Status slerp_fp32(Call& call, bool linear) {
+  const float* a = call.t("a").data<float>();
+  const float* b = call.t("b").data<float>();
+  float* y = call.t("y").data<float>();
+  const std::int64_t n = call.t("a").numel();
+  const auto t = static_cast<float>(call.get_double("t", 0.5));
+  float na = 0, nb = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  na = std::sqrt(na);
+  nb = std::sqrt(nb);
+  float d = 0;
+  for (std::int64_t i = 0; i < n; ++i) d += (a[i] / na) * (b[i] / nb);
+  d = std::clamp(d, -1.0f, 1.0f);
+  float c0 = 1 - t, c1 = t;
+  if (!linear && std::fabs(d) <= 0.9995f) {
+    const float theta = std::acos(d), s = std::sin(theta);
+    c0 = std::sin((1 - t) * theta) / s;
+    c1 = std::sin(t * theta) / s;
+  }
+  for (std::int64_t i = 0; i < n; ++i) y[i] = c0 * a[i] + c1 * b[i];
+  return ok_status();
+}
+
+Status prune_fp32(Call& call, bool magnitude_only, float kept_scale) {
+  const Tensor& tw = call.t("W");
+  const std::int64_t rows = tw.dim(0), cols = tw.dim(1);
+  const float* w = tw.data<float>();
+  const float* act = call.has("act_sq") && !magnitude_only ? call.t("act_sq").data<float>() : nullptr;
+  float* y = call.t("y").data<float>();
+  const auto k = static_cast<std::int64_t>(std::floor(call.get_double("sparsity", 0.5) * static_cast<double>(cols)));
+  std::vector<float> score(static_cast<std::size_t>(cols));
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(cols));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c)
+      score[static_cast<std::size_t>(c)] = act ? std::fabs(w[r * cols + c]) * std::sqrt(act[c]) : std::fabs(w[r * cols + c]);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](std::int64_t p, std::int64_t q) {
+      return score[static_cast<std::size_t>(p)] < score[static_cast<std::size_t>(q)];
+    });
+    for (std::int64_t c = 0; c < cols; ++c) y[r * cols + c] = w[r * cols + c] * kept_scale;
+    for (std::int64_t j = 0; j < k; ++j) y[r * cols + idx[static_cast<std::size_t>(j)]] = 0;
+  }
+  return ok_status();
+}
+
 std::vector<RefKernel> train_ref_kernels() {
   return {
       {"cross_entropy", "max-subtracted fp32 log-sum-exp; dz = softmax - onehot", run_cross_entropy},
       {"kd_loss", "fp32 alpha T^2 KL(p_t || p_s) + (1 - alpha) CE, max-subtracted", run_kd_loss},
       {"adamw_step", "fp32 AdamW in torch.optim.AdamW's order (decoupled decay, bias correction)", run_adamw},
+      {"grad_accum", "fp32 micro-batch gradients, each scaled by 1 / A, summed in order",
+       [](Call& c) { return grad_accum_fp32(c, true); }},
+      {"slerp", "fp32 mergekit slerp (lerp when |cos| > 0.9995)", [](Call& c) { return slerp_fp32(c, false); }},
+      {"prune_magnitude", "fp32 per-row stable sort of |W|, smallest floor(s cols) zeroed",
+       [](Call& c) { return prune_fp32(c, false, 1.0f); }},
+      {"prune_wanda", "fp32 per-row stable sort of |W| sqrt(act_sq), smallest floor(s cols) zeroed",
+       [](Call& c) { return prune_fp32(c, false, 1.0f); }},
       {"bpe_roundtrip", "byte-level BPE (136 merges learned from the built-in corpus): decode(encode(x))", run_bpe_roundtrip},
   };
 }

@@ -32,6 +32,15 @@ std::vector<RefKernel> train_ref_kernels();
 Status adamw_fp32(Call& call, bool coupled, bool bias_correction, double beta2_override);
 /// kd_loss in FP32; `t2` false omits the T² factor.
 Status kd_loss_fp32(Call& call, bool t2);
+/// grad_accum in FP32: micro-batch gradients scaled by 1 / A and summed;
+/// `average` false leaves out the 1 / A.
+Status grad_accum_fp32(Call& call, bool average);
+/// slerp in FP32 (mergekit's algorithm); `linear` always interpolates linearly.
+Status slerp_fp32(Call& call, bool linear);
+/// prune_magnitude / prune_wanda in FP32 (scores as the op specifies);
+/// `magnitude_only` ranks by |W| even for WANDA; kept weights are multiplied
+/// by `kept_scale` (1: unchanged).
+Status prune_fp32(Call& call, bool magnitude_only, float kept_scale);
 /// bpe_roundtrip: `roundtrip` maps each row's bytes to what the tokenizer
 /// gives back; the rows are written as bytes then -1. A result longer than
 /// the row's room is a kernel error.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "engine/obligation/families.h"
@@ -290,6 +291,124 @@ Result<Outcome> adamw_hyper_reach(const Context& ctx) {
   return judge.outcome();
 }
 
+// ---------------------------------------------------------------- grad_accum
+
+// grad_accum.matches_full_batch: the gradient accumulated over A micro-batches
+// equals one FP32 pass over the whole batch (the impl re-run at A = 1). Each
+// is within its own bound of the exact gradient (the op's error model):
+// gamma(B / A + A + F + 2) m for the call, gamma(B + F + 3) m for one pass, so
+// |G_A - G_1| <= (gamma(B / A + A + F + 2) + gamma(B + F + 3) + 2u) m.
+Result<Outcome> accum_matches_full_batch(const Context& ctx) {
+  Call one = ctx.fresh_inputs();
+  one.config.params["micro_batches"] = "1";
+  KC_RETURN_IF_ERROR(detail::rerun(ctx, one, "grad_accum with micro_batches = 1"));
+  KC_ASSIGN_OR_RETURN(std::vector<double> m, ctx.op.magnitude(ctx.call, "G"));
+  const DType p = ctx.call.config.dtype;
+  const double fa = gamma(ctx.op.accumulation_length(ctx.call), p);
+  const double f1 = gamma(ctx.op.accumulation_length(one), p);
+  const double u = unit_roundoff(p);
+  const std::vector<double> ga = ctx.call.t("G").to_doubles(), g1 = one.t("G").to_doubles();
+  Judge judge("|G(accumulated) - G(one pass)|");
+  const std::int64_t cols = ctx.call.t("G").dim(1);
+  for (std::size_t i = 0; i < ga.size(); ++i)
+    judge.check(ga[i] - g1[i], (fa + f1 + 2 * u) * m[i] + ctx.absolute,
+                Where{static_cast<std::int64_t>(i) / cols, static_cast<std::int64_t>(i) % cols, {}});
+  return judge.outcome();
+}
+
+// ---------------------------------------------------------------- slerp
+
+// slerp.on_sphere: for a and b of one norm r, slerp stays on the sphere:
+// ||y||² = (c0² + c1² + 2 c0 c1 cos θ) r² = r² (sin² identity). The exact
+// result's norm is computed in long double from the inputs (so the inputs'
+// own norm mismatch, the fill's rounding, is an exact slack), and the
+// computed y deviates by its rounding: | ||ŷ|| - ||y|| | <= ||ŷ - y|| <=
+// (f + u) ||m|| with the op's magnitudes m. Calls whose vectors are nearly
+// parallel (|cos θ| > 0.9995) take the linear branch, which leaves the sphere
+// by design: they are skipped.
+Result<Outcome> slerp_on_sphere(const Context& ctx) {
+  const std::vector<double> a = ctx.call.t("a").to_doubles(), b = ctx.call.t("b").to_doubles();
+  const std::vector<double> y = ctx.call.t("y").to_doubles();
+  KC_ASSIGN_OR_RETURN(std::vector<double> m, ctx.op.magnitude(ctx.call, "y"));
+  KC_ASSIGN_OR_RETURN(OracleResult ref, ctx.op.oracle(ctx.call, OracleOptions{}));
+  LD na = 0, nb = 0, dot = 0, ny = 0, nref = 0, nm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    na += static_cast<LD>(a[i]) * a[i];
+    nb += static_cast<LD>(b[i]) * b[i];
+    dot += static_cast<LD>(a[i]) * b[i];
+    ny += static_cast<LD>(y[i]) * y[i];
+    nref += static_cast<LD>(ref.outputs[0][i]) * ref.outputs[0][i];
+    nm += static_cast<LD>(m[i]) * m[i];
+  }
+  Judge judge("| ||y|| - ||a|| |");
+  if (na == 0 || nb == 0 || std::fabs(dot / std::sqrt(na * nb)) > 0.9995L) {
+    judge.pass();
+    return judge.outcome();
+  }
+  const LD r = std::sqrt(na);
+  judge.check(static_cast<double>(std::sqrt(ny) - r),
+              ctx.allowed(static_cast<double>(std::sqrt(nm)), static_cast<double>(std::fabs(std::sqrt(nref) - r))),
+              Where{-1, -1, "(t = " + ctx.call.get("t", "0.5") + ")"});
+  return judge.outcome();
+}
+
+// slerp.endpoints: t = 0 gives a and t = 1 gives b (the impl re-run at each
+// end), within the op's bound there: |y_i - a_i| <= (f + u) m_i(t = 0).
+Result<Outcome> slerp_endpoints(const Context& ctx) {
+  Judge judge("|y(0) - a|, |y(1) - b|");
+  for (const char* t : {"0", "1"}) {
+    Call c = ctx.fresh_inputs();
+    c.config.params["t"] = t;
+    const Call before = c;
+    KC_RETURN_IF_ERROR(detail::rerun(ctx, c, std::string("slerp at t = ") + t));
+    KC_ASSIGN_OR_RETURN(std::vector<double> m, ctx.op.magnitude(before, "y"));
+    const std::vector<double> want = before.t(t[0] == '0' ? "a" : "b").to_doubles(), y = c.t("y").to_doubles();
+    for (std::size_t i = 0; i < y.size(); ++i)
+      judge.check(y[i] - want[i], ctx.allowed(m[i]), Where{-1, -1, std::string("(t = ") + t + ", " + std::to_string(i) + ")"});
+  }
+  return judge.outcome();
+}
+
+// ---------------------------------------------------------------- pruning
+
+// prune.exact_sparsity: every row has exactly k = floor(s cols) zeros more
+// than W has (no more, no fewer), whatever the scores. Exact, no tolerance.
+Result<Outcome> prune_exact_sparsity(const Context& ctx) {
+  const detail::Rows w = detail::rows_of(ctx.call.t("W")), y = detail::rows_of(ctx.call.t("y"));
+  const auto k = static_cast<std::int64_t>(std::floor(ctx.call.get_double("sparsity", 0.5) * static_cast<double>(w.cols)));
+  Judge judge("zeros in the row");
+  for (std::int64_t r = 0; r < w.rows; ++r) {
+    std::int64_t zw = 0, zy = 0;
+    for (std::int64_t c = 0; c < w.cols; ++c) {
+      zw += w.at(r, c) == 0;
+      zy += y.at(r, c) == 0;
+    }
+    const std::int64_t want = std::min(w.cols, zw + k);
+    if (zy == want) judge.pass();
+    else judge.fail(Where{r, -1, {}}, "row " + std::to_string(r) + " has " + std::to_string(zy) + " zeros, not " +
+                                          std::to_string(want) + " (k = " + std::to_string(k) + ")");
+  }
+  return judge.outcome();
+}
+
+// prune.kept_unchanged: every entry of y is either 0 or W's entry bit for bit
+// (pruning selects; it never rescales or rounds a kept weight).
+Result<Outcome> prune_kept_unchanged(const Context& ctx) {
+  const Tensor& tw = ctx.call.t("W");
+  const Tensor& ty = ctx.call.t("y");
+  Judge judge("kept weight");
+  const std::int64_t cols = tw.dim(1);
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < tw.numel(); ++i) {
+    const double w = tw.at(i), y = ty.at(i);
+    if (y == 0 || (std::memcmp(&w, &y, sizeof w) == 0)) continue;
+    if (bad++ == 0)
+      judge.fail(Where{i / cols, i % cols, {}}, "kept weight " + fmt(y) + " differs from W = " + fmt(w));
+  }
+  if (bad == 0) judge.pass();
+  return judge.outcome();
+}
+
 }  // namespace
 
 void add_train_properties(std::vector<Property>& out) {
@@ -310,6 +429,16 @@ void add_train_properties(std::vector<Property>& out) {
   out.push_back({"adamw.hyperparameters_reach_update", {"adamw_step"},
                  "changing any of lr, beta1, beta2, eps, weight_decay moves the outputs as the oracle says they move",
                  adamw_hyper_reach});
+  out.push_back({"grad_accum.matches_full_batch", {"grad_accum"},
+                 "G accumulated over A micro-batches equals one pass over the batch within both rounding bounds",
+                 accum_matches_full_batch});
+  out.push_back({"slerp.on_sphere", {"slerp"}, "||y|| = ||a|| for a, b of one norm (not nearly parallel)",
+                 slerp_on_sphere});
+  out.push_back({"slerp.endpoints", {"slerp"}, "y(t = 0) = a and y(t = 1) = b", slerp_endpoints});
+  out.push_back({"prune.exact_sparsity", {"prune_magnitude", "prune_wanda"},
+                 "every row gains exactly floor(sparsity cols) zeros", prune_exact_sparsity});
+  out.push_back({"prune.kept_unchanged", {"prune_magnitude", "prune_wanda"},
+                 "every output entry is 0 or the weight bit for bit", prune_kept_unchanged});
 }
 
 }  // namespace kc::obligation

@@ -67,7 +67,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Caught{"KC-KD-03", "calib.kd_no_t2", "PROPERTY_VIOLATED(kd_loss.t2_scaling)"},
                       // An ignored alpha is trivially affine in alpha (KC-KD-04 cannot see it); the
                       // CE term does not scale like T² KL, so KC-KD-03 does.
-                      Caught{"KC-KD-03", "calib.kd_ce_only", "PROPERTY_VIOLATED(kd_loss.t2_scaling)"}),
+                      Caught{"KC-KD-03", "calib.kd_ce_only", "PROPERTY_VIOLATED(kd_loss.t2_scaling)"},
+                      Caught{"KC-ACCUM-01", "calib.grad_accum_sum", "ACCUMULATION_NOT_AVERAGED"},
+                      Caught{"KC-ACCUM-02", "calib.grad_accum_sum", "PROPERTY_VIOLATED(grad_accum.matches_full_batch)"},
+                      Caught{"KC-SLERP-01", "calib.slerp_lerp", "LERP_NOT_SLERP"},
+                      Caught{"KC-SLERP-02", "calib.slerp_lerp", "PROPERTY_VIOLATED(slerp.on_sphere)"},
+                      Caught{"KC-PRUNE-01", "calib.wanda_magnitude_only", "SCORE_IGNORES_ACTIVATIONS"},
+                      Caught{"KC-PRUNE-03", "calib.prune_rescaled", "PROPERTY_VIOLATED(prune.kept_unchanged)"}),
     [](const ::testing::TestParamInfo<Caught>& info) {
       std::string name = std::string(info.param.contract) + "_" + info.param.impl;
       for (char& c : name)
@@ -95,13 +101,43 @@ INSTANTIATE_TEST_SUITE_P(Train, RefConforms,
                                            std::pair{"KC-XENT-03", "ref.cross_entropy"},
                                            std::pair{"KC-KD-02", "ref.kd_loss"},
                                            std::pair{"KC-KD-03", "ref.kd_loss"},
-                                           std::pair{"KC-KD-04", "ref.kd_loss"}),
+                                           std::pair{"KC-KD-04", "ref.kd_loss"},
+                                           std::pair{"KC-ACCUM-01", "ref.grad_accum"},
+                                           std::pair{"KC-ACCUM-02", "ref.grad_accum"},
+                                           std::pair{"KC-SLERP-01", "ref.slerp"},
+                                           std::pair{"KC-SLERP-02", "ref.slerp"},
+                                           std::pair{"KC-SLERP-03", "ref.slerp"},
+                                           std::pair{"KC-PRUNE-01", "ref.prune_magnitude"},
+                                           std::pair{"KC-PRUNE-01", "ref.prune_wanda"},
+                                           std::pair{"KC-PRUNE-02", "ref.prune_magnitude"},
+                                           std::pair{"KC-PRUNE-02", "ref.prune_wanda"},
+                                           std::pair{"KC-PRUNE-03", "ref.prune_magnitude"},
+                                           std::pair{"KC-PRUNE-03", "ref.prune_wanda"}),
                          [](const auto& info) {
                            std::string name = std::string(info.param.first) + "_" + info.param.second;
                            for (char& c : name)
                              if (c == '.' || c == '-') c = '_';
                            return name;
                          });
+
+TEST(Slerp, LinearInterpolationIsRightAtTheEndpointsOnly) {
+  // lerp and slerp agree at t = 0 and t = 1: the endpoint obligation holds for
+  // calib.slerp_lerp, and the sweep's interior t values are what catch it.
+  EXPECT_EQ(check("KC-SLERP-03", "calib.slerp_lerp").verdict, Verdict::kConforming);
+  const CaseResult r = check("KC-SLERP-01", "calib.slerp_lerp");
+  for (const auto& ce : r.evidence.per_config) {
+    const auto at = ce.config.find(" t=");
+    ASSERT_NE(at, std::string::npos) << ce.config;
+    const std::string t = ce.config.substr(at + 3, ce.config.find(' ', at + 3) - (at + 3));
+    const bool endpoint = t == "0" || t == "1";
+    EXPECT_EQ(ce.failures == 0, endpoint) << ce.config;
+  }
+}
+
+TEST(GradAccum, TheAccumulatedBoundIsNeverLooserThanOnePass) {
+  // L = B / A + A + F + 2 <= B + F + 3 for every A dividing B = 64.
+  for (int a : {1, 2, 4, 8, 16, 32, 64}) EXPECT_LE(64 / a + a + 16 + 2, 64 + 16 + 3) << a;
+}
 
 TEST(Bpe, TheDroppingDecoderIsRightOnTextAndWrongExactlyWhereBytesAreNotUtf8) {
   const CaseResult r = check("KC-BPE-01", "calib.bpe_drop_invalid");
