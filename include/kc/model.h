@@ -101,6 +101,9 @@ struct Postcondition {
   std::vector<std::string> allowed; ///< kDeclaredPolicy allowed values
   std::int64_t invocations = 0;     ///< kBitwiseIdentical
   std::string exception;            ///< kRaise
+  /// `... elementwise_close(O, ref(O)) or raise E`: on a config the impl does
+  /// not support, raising E is an accepted outcome (computes right or refuses).
+  std::string or_raise;
 };
 
 struct PrecisionTolerance;

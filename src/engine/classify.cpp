@@ -277,7 +277,8 @@ void classify_axes(const std::vector<Config>& configs, const std::vector<bool>& 
   }
   if (!any_fail || configs.empty()) return;
   auto is_shape = [](const std::string& p) {
-    return p == "M" || p == "N" || p == "K" || p == "n" || p == "rows" || p == "cols" || p == "dim";
+    return p == "M" || p == "N" || p == "K" || p == "n" || p == "rows" || p == "cols" || p == "dim" ||
+           p == "seq" || p == "head_dim";
   };
   // Tile remainder over several shape axes at once: a config fails exactly when
   // one of its sizes is not a multiple of the tile (a kernel that drops the

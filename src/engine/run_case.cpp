@@ -468,6 +468,11 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           continue;
         }
         if (status.code() == StatusCode::kKernelRaised) {
+          // `... or raise E`: refusing a config is an accepted outcome; noted per config.
+          if (!post.or_raise.empty()) {
+            ce.note = "raised (accepted: or raise " + post.or_raise + "): " + status.message();
+            break;
+          }
           const bool expected = post.kind == Postcondition::Kind::kRaise || oracle->raises.has_value() ||
                                 (post.kind == Postcondition::Kind::kDeclaredPolicy &&
                                  decl.get(post.policy) == "RAISE");

@@ -470,6 +470,17 @@ void parse_post(const Span& sp, Contract* c, Diags& d) {
               rel + "(" + p.output + ", ref(" + p.output + "))");
       return;
     }
+    if (cur.accept_word("or")) {
+      if (!cur.accept_word("raise")) {
+        d.error(sp, skip_ws_at(t, cur.pos()), "expected 'raise' after 'or'", rel + "(...) or raise UnsupportedShape");
+        return;
+      }
+      p.or_raise = cur.word();
+      if (p.or_raise.empty()) {
+        d.error(sp, cur.pos(), "expected the name of what may be raised", rel + "(...) or raise UnsupportedShape");
+        return;
+      }
+    }
     if (!cur.at_end()) d.error(sp, cur.pos(), "unexpected text after the relation", "end of the post clause");
     return;
   }
@@ -1153,7 +1164,8 @@ std::vector<std::string> print_clause(std::string_view keyword, const Contract& 
     const Postcondition& p = c.post;
     switch (p.kind) {
       case Postcondition::Kind::kElementwiseClose:
-        return {"output " + p.output + " satisfies elementwise_close(" + p.output + ", ref(" + p.output + "))"};
+        return {"output " + p.output + " satisfies elementwise_close(" + p.output + ", ref(" + p.output + "))" +
+                (p.or_raise.empty() ? "" : " or raise " + p.or_raise)};
       case Postcondition::Kind::kClose:
         return {"output " + p.output + " satisfies close(" + p.output + ", ref(" + p.output + "))"};
       case Postcondition::Kind::kDeclaredPolicy:

@@ -25,7 +25,7 @@ std::vector<std::string>& op_classes() {
       "tanh",        "erf",       "all_reduce",      "reduce_scatter", "all_gather",
       "sequential_matmul",
       "mlp_train_step",
-      "layernorm",   "rmsnorm",
+      "layernorm",   "rmsnorm",   "rope",        "swiglu",
       // training ops (issue #6, docs/transformer-training.md)
       "cross_entropy", "kd_loss", "adamw_step", "grad_accum", "slerp", "prune_magnitude", "prune_wanda",
       "bpe_roundtrip",

@@ -5,11 +5,14 @@
 #include <memory>
 #include <string>
 
+#include "ops/attention/attention.h"
 #include "ops/collective/collective.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/fused/fused.h"
 #include "ops/indexing/indexing.h"
 #include "ops/norm/norm.h"
+#include "ops/rope/rope.h"
+#include "ops/swiglu/swiglu.h"
 #include "ops/loss/loss.h"
 #include "ops/merge/merge.h"
 #include "ops/optim/adamw.h"
@@ -47,6 +50,9 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_mlp_train_op(); },
       [] { return make_norm_op(NormKind::kLayerNorm); },
       [] { return make_norm_op(NormKind::kRmsNorm); },
+      [] { return make_attention_op(); },
+      [] { return make_rope_op(); },
+      [] { return make_swiglu_op(); },
       [] { return make_cross_entropy_op(); },
       [] { return make_kd_loss_op(); },
       [] { return make_adamw_op(); },

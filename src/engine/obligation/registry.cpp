@@ -93,6 +93,11 @@ const std::vector<Property>& properties() {
     // The one table: one line per family, in `kc list properties` order.
     const std::function<void(std::vector<Property>&)> families[] = {
         add_softmax_properties,
+        add_norm_properties,
+        add_attention_properties,
+        add_activation_properties,
+        add_rope_properties,
+        add_matmul_properties,
         add_train_properties,
     };
     for (const auto& add : families) add(*t);

@@ -45,6 +45,7 @@ Result<Outcome> sums_to_one(const Context& ctx) {
     long double sum = 0, mag = 0;
     for (std::int64_t c = 0; c < y.cols; ++c) {
       const long double v = y.at(r, c);
+      if (log && v == -INFINITY) continue;  // a masked entry: probability exactly 0
       if (log) {
         sum += std::exp(v);
         mag += 1.01L * std::exp(v) * (1 + std::fabs(v));
@@ -102,6 +103,102 @@ Result<Outcome> translation_invariance(const Context& ctx) {
   return judge.outcome();
 }
 
+// softmax.positivity (softmax): 0 <= y_j <= 1, exactly: exp >= 0, and the
+// row sum S of non-negative terms is >= each term in any order of fp
+// addition, so fl(e_j / S) <= 1. Rows with NaN/+inf inputs or all -inf are
+// skipped (they are NaN by definition).
+// log_softmax.nonpositive: y_j <= 0, exactly: the max-subtracted z_j <= 0 and
+// log S >= 0 because S >= exp(0) = 1.
+Result<Outcome> bounded(const Context& ctx) {
+  const bool log = is_log(ctx);
+  const Rows x = detail::rows_of(ctx.call.t("x"));
+  const Rows y = detail::rows_of(ctx.call.t("y"));
+  Judge judge(log ? "y_j above 0" : "y_j outside [0, 1]");
+  for (std::int64_t r = 0; r < x.rows; ++r) {
+    const double* xr = x.row(r);
+    if (!detail::maskable_row(xr, x.cols)) continue;
+    bool any_finite = false;
+    for (std::int64_t c = 0; c < x.cols; ++c) any_finite = any_finite || std::isfinite(xr[c]);
+    if (!any_finite) continue;
+    for (std::int64_t c = 0; c < x.cols; ++c) {
+      const double v = y.at(r, c);
+      const double outside = std::isnan(v) ? v : (log ? std::max(0.0, v) : (v < 0 ? -v : std::max(0.0, v - 1)));
+      judge.check(outside, ctx.allowed(0), Where{r, c, {}});
+    }
+  }
+  return judge.outcome();
+}
+
+// softmax.monotone: within a row, x_i < x_j implies y_i <= y_j (and equal
+// inputs give equal outputs), exactly: x - m, exp and the division by the
+// row's one S are each monotone under rounding to nearest. Checked over the
+// row sorted by x: every output is >= the largest output of a smaller input.
+Result<Outcome> monotone(const Context& ctx) {
+  const Rows x = detail::rows_of(ctx.call.t("x"));
+  const Rows y = detail::rows_of(ctx.call.t("y"));
+  Judge judge("y_i - y_j for x_i < x_j");
+  std::vector<std::int64_t> order(static_cast<std::size_t>(x.cols));
+  for (std::int64_t r = 0; r < x.rows; ++r) {
+    const double* xr = x.row(r);
+    if (!detail::maskable_row(xr, x.cols)) continue;
+    for (std::int64_t c = 0; c < x.cols; ++c) order[static_cast<std::size_t>(c)] = c;
+    std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return xr[a] < xr[b]; });
+    double below = -INFINITY;  // the largest output of a strictly smaller input
+    double group_max = -INFINITY;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const std::int64_t c = order[k];
+      if (k > 0 && xr[c] > xr[order[k - 1]]) below = std::max(below, group_max), group_max = -INFINITY;
+      const double v = y.at(r, c);
+      const double drop = std::isnan(v) ? v : std::max(0.0, below - v);
+      judge.check(drop, ctx.allowed(0), Where{r, c, {}});
+      group_max = std::max(group_max, v);
+    }
+  }
+  return judge.outcome();
+}
+
+// softmax.neg_inf_rows: the stated behaviour on masked rows (src/ops/softmax):
+//   a row that is all -inf has no finite maximum: every output is NaN (as the
+//   FP64 oracle and PyTorch give; a kernel returning 0 for fully masked rows
+//   declares a different op);
+//   a row with some -inf entries: those outputs are exactly 0 (log_softmax:
+//   -inf), and the finite entries still sum to 1 within (f + u) sum |y|
+//   (softmax.sums_to_one's bound).
+// The property re-runs the impl on the call's inputs with row 0 all -inf and
+// every other entry of row 1 -inf (rows >= 2, cols >= 2).
+Result<Outcome> neg_inf_rows(const Context& ctx) {
+  const bool log = is_log(ctx);
+  Judge judge(log ? "|sum_j exp(y_j) - 1| on a partly masked row" : "|sum_j y_j - 1| on a partly masked row");
+  Call masked = ctx.fresh_inputs();
+  Tensor& x = masked.t("x");
+  const std::int64_t rows = x.dim(0), cols = x.dim(1);
+  if (rows < 2 || cols < 2) return judge.outcome();
+  for (std::int64_t c = 0; c < cols; ++c) x.set(c, -INFINITY);
+  for (std::int64_t c = 0; c < cols; c += 2) x.set(cols + c, -INFINITY);
+  KC_RETURN_IF_ERROR(detail::rerun(ctx, masked, "softmax with -inf rows"));
+  const Rows y = detail::rows_of(masked.t("y"));
+  for (std::int64_t c = 0; c < cols; ++c) {
+    if (std::isnan(y.at(0, c))) judge.pass();
+    else judge.fail(Where{0, c, "(all -inf row 0, col " + std::to_string(c) + ")"},
+                    "output " + std::to_string(y.at(0, c)) + " where NaN is stated");
+  }
+  long double sum = 0, mag = 0;
+  for (std::int64_t c = 0; c < cols; ++c) {
+    const double v = y.at(1, c);
+    if (c % 2 == 0) {
+      const double want = log ? -INFINITY : 0.0;
+      if (v == want) judge.pass();
+      else judge.fail(Where{1, c, "(masked entry of row 1, col " + std::to_string(c) + ")"},
+                      "output " + std::to_string(v) + " where " + (log ? "-inf" : "0") + " is stated");
+      continue;
+    }
+    sum += log ? std::exp(static_cast<long double>(v)) : v;
+    mag += log ? 1.01L * std::exp(static_cast<long double>(v)) * (1 + std::fabs(v)) : std::fabs(v);
+  }
+  judge.check(static_cast<double>(sum - 1), ctx.allowed(static_cast<double>(mag)), Where{1, -1, {}});
+  return judge.outcome();
+}
+
 }  // namespace
 
 void add_softmax_properties(std::vector<Property>& out) {
@@ -112,6 +209,12 @@ void add_softmax_properties(std::vector<Property>& out) {
   out.push_back({"softmax.translation_invariance", both,
                  "y(x + c) = y(x) for a random c in [-8, 8] and for c = 100 (past exp's fp32 overflow)",
                  translation_invariance});
+  out.push_back({"softmax.positivity", {"softmax"}, "0 <= y <= 1 exactly", bounded});
+  out.push_back({"log_softmax.nonpositive", {"log_softmax"}, "log-probabilities y <= 0 exactly", bounded});
+  out.push_back({"softmax.monotone", both, "x_i < x_j implies y_i <= y_j within a row, exactly", monotone});
+  out.push_back({"softmax.neg_inf_rows", both,
+                 "an all -inf row is all NaN; -inf entries give 0 (log: -inf) and the rest sums to 1",
+                 neg_inf_rows});
 }
 
 }  // namespace kc::obligation

@@ -170,3 +170,70 @@ TEST(NormOps, LargeMeanRowsStayInsideTheModelForTwoPassButNotOnePass) {
 
 }  // namespace
 }  // namespace kc
+
+namespace kc {
+namespace {
+
+// ---- attention, rope, swiglu: oracles on cases with a known answer.
+
+TEST(AttentionOp, OneKeyReturnsItsValueAndCausalFirstRowToo) {
+  // seq = 1: the single weight is 1, out = v.
+  Call c = make("attention", {{"batch", "1"}, {"heads", "2"}, {"kv_heads", "1"}, {"seq", "1"}, {"head_dim", "3"}});
+  Rng rng(4);
+  op_named("attention").fill(c, FillSpec{}, rng);
+  auto out = op_named("attention").oracle(c, {})->outputs[0];
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 3; ++j) EXPECT_DOUBLE_EQ(out[h * 3 + j], c.t("v").at(j)) << "GQA: both heads read kv head 0";
+  // Causal: position 0 sees only key 0, whatever the other keys are.
+  Call d = make("attention", {{"batch", "1"}, {"heads", "1"}, {"kv_heads", "1"}, {"seq", "4"}, {"head_dim", "2"},
+                              {"causal", "1"}});
+  op_named("attention").fill(d, FillSpec{}, rng);
+  out = op_named("attention").oracle(d, {})->outputs[0];
+  EXPECT_DOUBLE_EQ(out[0], d.t("v").at(0));
+  EXPECT_DOUBLE_EQ(out[1], d.t("v").at(1));
+  // Equal scores average the values.
+  Call e = make("attention", {{"batch", "1"}, {"heads", "1"}, {"kv_heads", "1"}, {"seq", "2"}, {"head_dim", "1"}});
+  set_all(e.t("q"), {0, 0});
+  set_all(e.t("k"), {1, 2});
+  set_all(e.t("v"), {1, 3});
+  out = op_named("attention").oracle(e, {})->outputs[0];
+  EXPECT_DOUBLE_EQ(out[0], 2);
+  EXPECT_DOUBLE_EQ(out[1], 2);
+}
+
+TEST(AttentionOp, RejectsKvHeadsThatDoNotDivideHeads) {
+  Config c;
+  c.params = {{"heads", "4"}, {"kv_heads", "3"}};
+  EXPECT_FALSE(op_named("attention").make_call(c).ok());
+  c.params = {{"causal", "maybe"}};
+  EXPECT_FALSE(op_named("attention").make_call(c).ok());
+}
+
+TEST(RopeOp, RotatesTheDeclaredPairs) {
+  // Row 0 (position 0) is unrotated; at position 1 pair 0 turns by 1 radian.
+  for (const char* pairing : {"half", "interleaved"}) {
+    Call c = make("rope", {{"seq", "2"}, {"dim", "4"}, {"pairing", pairing}});
+    set_all(c.t("x"), {1, 2, 3, 4, 1, 0, 0, 0});
+    auto y = op_named("rope").oracle(c, {})->outputs[0];
+    for (int j = 0; j < 4; ++j) EXPECT_DOUBLE_EQ(y[j], j + 1.0);
+    const int partner = std::string(pairing) == "half" ? 2 : 1;
+    EXPECT_NEAR(y[4], std::cos(1.0), 1e-15) << pairing;
+    EXPECT_NEAR(y[4 + partner], std::sin(1.0), 1e-15) << pairing;
+  }
+  Config bad;
+  bad.params = {{"dim", "5"}};
+  EXPECT_FALSE(op_named("rope").make_call(bad).ok());
+}
+
+TEST(SwigluOp, GateTimesUp) {
+  Call c = make("swiglu", {{"n", "3"}});
+  set_all(c.t("gate"), {0, 1, -1});
+  set_all(c.t("up"), {5, 2, 2});
+  auto y = op_named("swiglu").oracle(c, {})->outputs[0];
+  EXPECT_EQ(y[0], 0);
+  EXPECT_NEAR(y[1], 2 / (1 + std::exp(-1.0)), 1e-15);
+  EXPECT_NEAR(y[1] - y[2], 2, 1e-15);  // silu(x) - silu(-x) = x
+}
+
+}  // namespace
+}  // namespace kc
