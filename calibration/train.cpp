@@ -11,6 +11,10 @@
 //   calib.kd_no_t2              KL term not multiplied by T²
 //   calib.bpe_drop_invalid      decode through a UTF-8 decoder that drops
 //                               invalid bytes (Python's errors="ignore")
+//   calib.grad_accum_sum        micro-batch gradients summed, not averaged
+//   calib.slerp_lerp            linear interpolation sold as slerp
+//   calib.wanda_magnitude_only  WANDA scored by |W| alone
+//   calib.prune_rescaled        kept weights rescaled by 1 / (1 - s)
 // plus the trios' baselines and good impls.
 #include <cmath>
 #include <vector>
@@ -166,6 +170,11 @@ void add_train_impls(ImplList& out) {
   add(out, calib_decl("calib.kd_ce_only", "kd_loss", "the hard-label cross-entropy alone"), kd_ce_only);
   add(out, calib_decl("calib.grad_accum_sum", "grad_accum", "accumulation that sums micro-batch gradients (no 1 / A)"),
       [](Call& c) { return backends::grad_accum_fp32(c, /*average=*/false); });
+  add(out, calib_decl("calib.grad_accum_no_two", "grad_accum",
+                      "MSE gradient without the 2 of d(e^2)/de: half the gradient"),
+      [](Call& c) { return backends::grad_accum_fp32(c, true, /*factor=*/1.0f); });
+  add(out, calib_decl("calib.grad_accum_fp32", "grad_accum", "micro-batch gradients, each averaged, then scaled by 1 / A"),
+      [](Call& c) { return backends::grad_accum_fp32(c, true); });
   add(out, calib_decl("calib.slerp_lerp", "slerp", "\"slerp\" that interpolates linearly"),
       [](Call& c) { return backends::slerp_fp32(c, /*linear=*/true); });
   add(out, calib_decl("calib.wanda_magnitude_only", "prune_wanda", "WANDA that ranks by |W| alone"),

@@ -140,7 +140,7 @@ Status bpe_roundtrip_rows(Call& call, const std::function<Result<std::string>(co
   return ok_status();
 }
 
-Status grad_accum_fp32(Call& call, bool average) {
+Status grad_accum_fp32(Call& call, bool average, float factor) {
   const Tensor& tw = call.t("W");
   const std::int64_t f = tw.dim(0), o = tw.dim(1), b = call.t("X").dim(0);
   const std::int64_t a = call.get_int("micro_batches", 1);
@@ -152,7 +152,7 @@ Status grad_accum_fp32(Call& call, bool average) {
   float* g = call.t("G").data<float>();
   for (std::int64_t i = 0; i < f * o; ++i) g[i] = 0;
   std::vector<float> part(static_cast<std::size_t>(f * o)), e(static_cast<std::size_t>(mb * o));
-  const float scale = 2.0f / static_cast<float>(mb * o);
+  const float scale = factor / static_cast<float>(mb * o);
   const float inv_a = average ? 1.0f / static_cast<float>(a) : 1.0f;
   for (std::int64_t j = 0; j < a; ++j) {
     const float* xj = x + j * mb * f;

@@ -33,8 +33,9 @@ Status adamw_fp32(Call& call, bool coupled, bool bias_correction, double beta2_o
 /// kd_loss in FP32; `t2` false omits the T² factor.
 Status kd_loss_fp32(Call& call, bool t2);
 /// grad_accum in FP32: micro-batch gradients scaled by 1 / A and summed;
-/// `average` false leaves out the 1 / A.
-Status grad_accum_fp32(Call& call, bool average);
+/// `average` false leaves out the 1 / A; `factor` is the 2 of d(e²)/de (1:
+/// the forgotten factor).
+Status grad_accum_fp32(Call& call, bool average, float factor = 2.0f);
 /// slerp in FP32 (mergekit's algorithm); `linear` always interpolates linearly.
 Status slerp_fp32(Call& call, bool linear);
 /// prune_magnitude / prune_wanda in FP32 (scores as the op specifies);

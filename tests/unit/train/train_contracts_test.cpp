@@ -183,7 +183,8 @@ TEST_P(TrainTrio, SeparatesBaselineBadAndGood) {
 INSTANTIATE_TEST_SUITE_P(Train, TrainTrio,
                          ::testing::Values(trio::Expected{"KC-ADAMW-01", "COUPLED_WEIGHT_DECAY"},
                                            trio::Expected{"KC-KD-01", "MISSING_T2_SCALING"},
-                                           trio::Expected{"KC-BPE-01", "BYTES_DROPPED"}),
+                                           trio::Expected{"KC-BPE-01", "BYTES_DROPPED"},
+                                           trio::Expected{"KC-ACCUM-01", "ACCUMULATION_NOT_AVERAGED"}),
                          trio::param_name);
 
 }  // namespace
