@@ -44,6 +44,7 @@ class CalibrationBackend : public Backend {
     add_exceptional_impls(out);
     add_incident_impls(out);
     add_transformer_impls(out);
+    add_train_impls(out);
     return out;
   }
 };

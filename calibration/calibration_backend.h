@@ -48,5 +48,6 @@ void add_compiler_impls(ImplList& out);     ///< C-CMP-01..03   (compiler.cpp)
 void add_exceptional_impls(ImplList& out);  ///< C-EXC-01..02   (exceptional.cpp)
 void add_incident_impls(ImplList& out);     ///< incident replays (incidents.cpp)
 void add_transformer_impls(ImplList& out);  ///< transformer seeded bugs, FA3 replay (transformer.cpp)
+void add_train_impls(ImplList& out);        ///< training contracts, contracts/transformer (train.cpp)
 
 }  // namespace kc::calibration

@@ -3,6 +3,8 @@
 // backend is compared with, and what the engine runs on any machine.
 #include "ref_backend.h"
 
+#include "backends/ref/train_kernels.h"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -230,6 +232,7 @@ class RefBackend final : public Backend {
                                   run_softmax<true>),
     };
     for (auto& impl : ref_transformer_impls()) out.push_back(std::move(impl));
+    for (const RefKernel& k : train_ref_kernels()) out.push_back(std::make_shared<RefImpl>(k.op, k.description, k.run));
     return out;
   }
 };

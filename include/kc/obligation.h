@@ -51,7 +51,12 @@ struct Context {
   double allowed(double magnitude, double exact = 0) const {
     return (factor + rounding) * magnitude + absolute + exact;
   }
-  /// A fresh copy of the call's inputs (outputs zero) for a re-invocation.
+  /// The call as it was before the impl ran, when the engine has it: an
+  /// in/out tensor (AdamW's param, m, v) holds the impl's result in `call`
+  /// and its input only here.
+  const Call* inputs = nullptr;
+  /// A fresh copy of the call's inputs (outputs zero; in/out tensors as they
+  /// were given, from `inputs` when set) for a re-invocation.
   Call fresh_inputs() const;
 };
 

@@ -51,6 +51,13 @@ void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions
                            const Observation& obs, std::vector<Signature>* signatures,
                            std::vector<std::string>* notes);
 
+/// The training ops (cross_entropy, kd_loss, adamw_step, grad_accum, slerp,
+/// prune_*, bpe_roundtrip; engine/classify_train.cpp): names the documented
+/// alternative semantics, or the hyper-parameter left at its default, that
+/// explains the output; for bpe_roundtrip, bytes dropped or changed.
+void classify_training(const Op& op, const Call& inputs, const OracleOptions& options, const Observation& obs,
+                       std::vector<Signature>* signatures, std::vector<std::string>* notes);
+
 /// Attributes failures to one config axis: failing configs share values of
 /// a parameter that passing configs never have (schedule, ranks, loss scale,
 /// shape sizes).

@@ -524,6 +524,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           };
           Rng prop_rng(derive_seed(seed, 0x70726f70ull));  // "prop"
           obligation::Context ctx{op, call, invoke, prop_rng};
+          ctx.inputs = &inputs;
           if (Status ts = property_tolerance(contract.tolerance, op, call, &ctx); !ts.ok())
             return finish(Verdict::kUnderSpecified, ts.message());
           auto judged = plan.property->check(ctx);
@@ -835,6 +836,8 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
       classify_wire_precision(op, *st.first_failure_inputs, *st.first_failure, &sigs, &notes);
     if (sigs.empty() && st.first_failure_inputs)
       classify_alternatives(op, *st.first_failure_inputs, oracle_options, *st.first_failure, &sigs, &notes);
+    if (sigs.empty() && st.first_failure_inputs)
+      classify_training(op, *st.first_failure_inputs, oracle_options, *st.first_failure, &sigs, &notes);
     for (const auto& s : sigs) st.add_signature(s);
     for (const auto& n : notes) st.note(n);
   }

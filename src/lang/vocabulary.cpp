@@ -26,6 +26,9 @@ std::vector<std::string>& op_classes() {
       "sequential_matmul",
       "mlp_train_step",
       "layernorm",   "rmsnorm",   "rope",        "swiglu",
+      // training ops (issue #6, docs/transformer-training.md)
+      "cross_entropy", "kd_loss", "adamw_step", "grad_accum", "slerp", "prune_magnitude", "prune_wanda",
+      "bpe_roundtrip",
   };
   return v;
 }
@@ -59,6 +62,10 @@ const std::vector<std::string>& known_signatures() {
       "FTZ_OBSERVED",        "IEEE_OBSERVED",        "MISSING_RAISE",
       "UNEXPECTED_RAISE",    "WIRE_PRECISION",
       "PROPERTY_VIOLATED",
+      // training ops (engine/classify_train.cpp)
+      "GRADIENT_WITHOUT_SOFTMAX", "MISSING_T2_SCALING", "KL_REVERSED", "COUPLED_WEIGHT_DECAY",
+      "HYPERPARAMETER_IGNORED", "NO_BIAS_CORRECTION", "ACCUMULATION_NOT_AVERAGED", "LERP_NOT_SLERP",
+      "SCORE_IGNORES_ACTIVATIONS", "BYTES_DROPPED", "BYTES_CHANGED",
   };
   return v;
 }

@@ -13,7 +13,12 @@
 #include "ops/norm/norm.h"
 #include "ops/rope/rope.h"
 #include "ops/swiglu/swiglu.h"
+#include "ops/loss/loss.h"
+#include "ops/merge/merge.h"
+#include "ops/optim/adamw.h"
+#include "ops/tokenize/roundtrip.h"
 #include "ops/stats/stats.h"
+#include "ops/train/grad_accum.h"
 #include "ops/train/train.h"
 
 namespace kc::ops {
@@ -48,6 +53,14 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_attention_op(); },
       [] { return make_rope_op(); },
       [] { return make_swiglu_op(); },
+      [] { return make_cross_entropy_op(); },
+      [] { return make_kd_loss_op(); },
+      [] { return make_adamw_op(); },
+      [] { return make_bpe_roundtrip_op(); },
+      [] { return make_grad_accum_op(); },
+      [] { return make_slerp_op(); },
+      [] { return make_prune_op(/*wanda=*/false); },
+      [] { return make_prune_op(/*wanda=*/true); },
   };
   for (const auto& make : table) {
     std::unique_ptr<Op> op = make();

@@ -191,3 +191,14 @@ TEST(Cli, HtmlReportCarriesAWorkingRepro) {
 }
 
 }  // namespace
+
+TEST(CliConfigCheck, GoodConfigPassesAndTooFewEpochsIsPlaced) {
+  CliRun good = kc("config-check " + src("examples/train-config/good.yaml"));
+  EXPECT_EQ(good.code, 0) << good.out;
+  EXPECT_NE(good.out.find("config ok"), std::string::npos) << good.out;
+  CliRun bad = kc("config-check " + src("examples/train-config/too-few-epochs.yaml"));
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("too-few-epochs.yaml:12:11: error: [TOO_FEW_EPOCHS]"), std::string::npos) << bad.out;
+  CliRun missing = kc("config-check " + src("examples/train-config/no-such-file.yaml"));
+  EXPECT_EQ(missing.code, 2) << missing.out;
+}

@@ -17,6 +17,7 @@
 #include "kc/obligation.h"
 #include "kc/op.h"
 #include "kc/report.h"
+#include "kc/train_config.h"
 
 namespace {
 
@@ -51,6 +52,9 @@ commands:
   backends             which backends are available here, with versions, and why not
   explain ID           what a contract promises, how it is measured, what a violation means
   verify-trace FILE    check a trace's hash chain
+  config-check FILE... check a YAML training config's algebra before any compute is spent:
+                       steps/epoch, epochs for max_steps, warmup, peak LR, tokens >= 10 x
+                       parameters (docs/transformer-training.md); exit 1 on a failed obligation
 
 options (check, grade):
   --contract GLOB      only contracts whose id matches (repeatable)
@@ -395,6 +399,17 @@ int cmd_verify_trace(const Args& a) {
   return kExitOk;
 }
 
+int cmd_config_check(const Args& a) {
+  if (a.positional.empty()) return usage_error("config-check needs a training config (.yaml)");
+  int rc = kExitOk;
+  for (const auto& path : a.positional) {
+    const kc::train::ConfigCheck c = kc::train::check_train_config_file(path);
+    std::cout << c.render();
+    rc = std::max(rc, c.exit_code() == 2 ? kExitUsage : c.exit_code());
+  }
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -414,8 +429,9 @@ int main(int argc, char** argv) {
   if (a.command == "backends") return cmd_backends(a);
   if (a.command == "explain") return cmd_explain(a);
   if (a.command == "verify-trace") return cmd_verify_trace(a);
+  if (a.command == "config-check") return cmd_config_check(a);
   const std::vector<std::string> commands = {"check", "grade", "calibrate", "lint", "fmt", "list", "backends", "explain",
-                                             "verify-trace", "vet"};
+                                             "verify-trace", "vet", "config-check"};
   std::string near = kc::lang::nearest_word(a.command, commands);
   return usage_error("unknown command '" + a.command + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
 }

@@ -14,5 +14,6 @@ void add_attention_properties(std::vector<Property>& out);   ///< attention.cpp
 void add_activation_properties(std::vector<Property>& out);  ///< activation.cpp: gelu, silu, swiglu
 void add_rope_properties(std::vector<Property>& out);        ///< rope.cpp
 void add_matmul_properties(std::vector<Property>& out);      ///< matmul.cpp
+void add_train_properties(std::vector<Property>& out);       ///< train.cpp: losses, AdamW, accumulation, slerp, pruning
 
 }  // namespace kc::obligation

@@ -21,7 +21,7 @@ std::string fmt_g(double v) {
 }  // namespace
 
 Call Context::fresh_inputs() const {
-  Call c = call;
+  Call c = inputs ? *inputs : call;
   for (std::size_t k = 0; k < c.tensors.size(); ++k)
     if (c.roles[k] == Role::kOut) c.tensors[k].fill_storage(0);
   return c;
@@ -100,6 +100,7 @@ const std::vector<Property>& properties() {
         add_activation_properties,
         add_rope_properties,
         add_matmul_properties,
+        add_train_properties,
     };
     for (const auto& add : families) add(*t);
     for (std::size_t i = 0; i < t->size(); ++i)
