@@ -43,6 +43,7 @@ class CalibrationBackend : public Backend {
     add_compiler_impls(out);
     add_exceptional_impls(out);
     add_incident_impls(out);
+    add_ladder_impls(out);
     return out;
   }
 };

@@ -47,5 +47,6 @@ void add_ordering_impls(ImplList& out);     ///< C-ORD-01..03   (ordering.cpp)
 void add_compiler_impls(ImplList& out);     ///< C-CMP-01..03   (compiler.cpp)
 void add_exceptional_impls(ImplList& out);  ///< C-EXC-01..02   (exceptional.cpp)
 void add_incident_impls(ImplList& out);     ///< incident replays (incidents.cpp)
+void add_ladder_impls(ImplList& out);       ///< verification-ladder seeded bugs (ladder.cpp)
 
 }  // namespace kc::calibration

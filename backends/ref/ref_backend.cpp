@@ -3,6 +3,8 @@
 // backend is compared with, and what the engine runs on any machine.
 #include "ref_backend.h"
 
+#include "ref_elementwise.h"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -217,7 +219,7 @@ class RefBackend final : public Backend {
   }
   std::vector<std::shared_ptr<const Impl>> impls() override {
     // The one table of ref impls.
-    return {
+    std::vector<std::shared_ptr<const Impl>> out = {
         std::make_shared<RefImpl>("matmul", "triple loop, fp32 accumulator, k innermost", run_matmul),
         std::make_shared<RefImpl>("dot", "sequential fp32 dot product", run_dot),
         std::make_shared<RefImpl>("asum", "sequential fp32 sum of |x_i|", run_asum),
@@ -229,6 +231,8 @@ class RefBackend final : public Backend {
         std::make_shared<RefImpl>("log_softmax", "max-subtracted fp32 log-softmax per row",
                                   run_softmax<true>),
     };
+    for (auto& impl : make_ref_elementwise_impls()) out.push_back(std::move(impl));
+    return out;
   }
 };
 

@@ -357,6 +357,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           return finish(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
         }
       }
+      if (request.prepare_inputs) request.prepare_inputs(call);
       // The worker starts before the oracle runs: its memory is a copy of kc's.
       if (Status ws = worker.prepare(call); !ws.ok())
         return finish(Verdict::kError, "cannot start a worker process: " + ws.message());
