@@ -152,7 +152,10 @@ TEST(LadderExhaustive, SoftmaxPairsSliceConformsOnRef) {
   Fixture f("contracts/blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01");
   f.request.exhaustive_fraction = 0.05;  // one 65,536-row chunk of the 1,052,676 pairs
   const RungResult r = f.rung(Level::kExhaustive, "ref.softmax");
-  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.summary;
+  // Conforming on the slice, but a slice is not L4.
+  EXPECT_EQ(r.outcome, Outcome::kNotApplicable) << r.summary;
+  EXPECT_EQ(r.failed, 0);
+  EXPECT_EQ(r.runs, 52633);
   EXPECT_NE(r.coverage.find("of 1052676 pairs"), std::string::npos) << r.coverage;
 }
 
