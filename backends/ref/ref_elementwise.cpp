@@ -1,15 +1,11 @@
 // kc — ref unary elementwise kernels (see ref_elementwise.h).
 //
-// The formulas avoid the cancellations a naive kernel has in the tails, which
-// the L4 sweeps (docs/ladder.md) would otherwise expose in bf16:
-// - gelu_tanh: 0.5 x (1 + tanh u) = x * sigmoid(2u): 1 + tanh u cancels to 0
-//   for u < -9 in fp32 while the result is still far above bf16's smallest value;
-// - silu: x * e^x / (1 + e^x) for x < 0, so e^-x never overflows to inf
-//   (x / (1 + e^-x) is -0 for x < -88.7, where silu(x) is still ~1e-37).
-// glibc float functions used (glibc manual, "Errors in Math Functions"):
-// expf, tanhf, erff, erfcf, logf, each within a few fp32 ulps; one rounding of
-// such a value into FP16/BF16 lands on the correctly rounded value or its
-// neighbour (KC-UNARY-01's derivation).
+// glibc float functions (glibc manual, "Errors in Math Functions"): expf,
+// tanhf, erff, logf, each within a few fp32 ulps; one rounding of such a value
+// into FP16/BF16 lands on the correctly rounded value or its neighbour
+// (KC-UNARY-01's derivation). gelu_erf, gelu_tanh and silu have their ref
+// kernels with the transformer ops (backends/ref/ref_transformer.cpp on the
+// transformer branch), so they are not duplicated here.
 #include "ref_elementwise.h"
 
 #include <cmath>
@@ -22,30 +18,10 @@ namespace {
 
 using ops::UnaryFn;
 
-float sigmoidf_stable(float z) {
-  if (z >= 0) return 1.0f / (1.0f + std::exp(-z));
-  const float e = std::exp(z);
-  return e / (1.0f + e);
-}
-
 float eval(UnaryFn fn, float x) {
-  if (std::isnan(x)) return x;
   switch (fn) {
     case UnaryFn::kRelu:
-      return x > 0 ? x : 0.0f;
-    case UnaryFn::kGeluErf:
-      if (std::isinf(x)) return x > 0 ? x : 0.0f;
-      return 0.5f * x * std::erfc(-x * 0.70710678118654752f);
-    case UnaryFn::kGeluTanh: {
-      if (std::isinf(x)) return x > 0 ? x : 0.0f;
-      const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-      return x * sigmoidf_stable(2.0f * u);
-    }
-    case UnaryFn::kSilu:
-      if (std::isinf(x)) return x > 0 ? x : 0.0f;
-      return x * sigmoidf_stable(x);
-    case UnaryFn::kIdentity:
-      return x;
+      return std::isnan(x) || x > 0 ? x : 0.0f;  // NaN propagates
     case UnaryFn::kExp:
       return std::exp(x);
     case UnaryFn::kLog:
@@ -54,9 +30,13 @@ float eval(UnaryFn fn, float x) {
       return std::tanh(x);
     case UnaryFn::kErf:
       return std::erf(x);
+    default:
+      return std::nanf("");  // not in kFns: never constructed
   }
-  return x;
 }
+
+/// The unary ops with a ref kernel here.
+constexpr UnaryFn kFns[] = {UnaryFn::kRelu, UnaryFn::kExp, UnaryFn::kLog, UnaryFn::kTanh, UnaryFn::kErf};
 
 class RefUnary final : public Impl {
  public:
@@ -91,7 +71,7 @@ class RefUnary final : public Impl {
 
 std::vector<std::shared_ptr<const Impl>> make_ref_elementwise_impls() {
   std::vector<std::shared_ptr<const Impl>> out;
-  for (UnaryFn fn : ops::elementwise_fns()) out.push_back(std::make_shared<RefUnary>(fn));
+  for (UnaryFn fn : kFns) out.push_back(std::make_shared<RefUnary>(fn));
   return out;
 }
 

@@ -1,5 +1,5 @@
-// kc — the `ref` backend's unary elementwise kernels (relu, gelu_erf,
-// gelu_tanh, silu, exp, log, tanh, erf) for FP32, FP16 and BF16 storage.
+// kc — the `ref` backend's unary elementwise kernels (relu, exp, log, tanh,
+// erf) for FP32, FP16 and BF16 storage.
 #pragma once
 
 #include <memory>
