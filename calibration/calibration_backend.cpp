@@ -45,6 +45,7 @@ class CalibrationBackend : public Backend {
     add_incident_impls(out);
     add_transformer_impls(out);
     add_train_impls(out);
+    add_ladder_impls(out);
     return out;
   }
 };

@@ -49,5 +49,6 @@ void add_exceptional_impls(ImplList& out);  ///< C-EXC-01..02   (exceptional.cpp
 void add_incident_impls(ImplList& out);     ///< incident replays (incidents.cpp)
 void add_transformer_impls(ImplList& out);  ///< transformer seeded bugs, FA3 replay (transformer.cpp)
 void add_train_impls(ImplList& out);        ///< training contracts, contracts/transformer (train.cpp)
+void add_ladder_impls(ImplList& out);       ///< verification-ladder seeded bugs (ladder.cpp)
 
 }  // namespace kc::calibration

@@ -4,6 +4,7 @@
 #include "ref_backend.h"
 
 #include "backends/ref/train_kernels.h"
+#include "ref_elementwise.h"
 
 #include <cmath>
 #include <string>
@@ -218,7 +219,8 @@ class RefBackend final : public Backend {
     return info;
   }
   std::vector<std::shared_ptr<const Impl>> impls() override {
-    // The one table of ref impls; the transformer kernels follow from their own file.
+    // The one table of ref impls; the transformer, training and multi-precision
+    // elementwise kernels follow from their own files.
     std::vector<std::shared_ptr<const Impl>> out = {
         std::make_shared<RefImpl>("matmul", "triple loop, fp32 accumulator, k innermost", run_matmul),
         std::make_shared<RefImpl>("dot", "sequential fp32 dot product", run_dot),
@@ -233,6 +235,7 @@ class RefBackend final : public Backend {
     };
     for (auto& impl : ref_transformer_impls()) out.push_back(std::move(impl));
     for (const RefKernel& k : train_ref_kernels()) out.push_back(std::make_shared<RefImpl>(k.op, k.description, k.run));
+    for (auto& impl : make_ref_elementwise_impls()) out.push_back(std::move(impl));
     return out;
   }
 };

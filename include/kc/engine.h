@@ -101,6 +101,10 @@ struct CheckRequest {
   /// `bound` tolerance are judged by kc::verify (Freivalds + sampled elements,
   /// O(n^2 k)) instead of the O(n^3) oracle; a flagged sample is re-judged by the oracle.
   bool fast = false;
+  /// The verification ladder's hook (kc/ladder.h): called on every sample's
+  /// call after the protocol's fill and probe, before the kernel runs. It may
+  /// rewrite input values, never shapes. Empty: the protocol's inputs as they are.
+  std::function<void(Call& call)> prepare_inputs;
 };
 
 struct CheckResult {

@@ -67,6 +67,11 @@ struct LintFinding {
 /// Clause-by-clause gaps of every contract in the document (empty = all executable).
 std::vector<LintFinding> lint(const Document& doc);
 
+/// Checks the `depends` lines of a set of contracts: every id names a contract
+/// of the set (else an error with the nearest id as suggestion), and the graph
+/// is acyclic (else one error per cycle).
+std::vector<Diagnostic> resolve_depends(const std::vector<Contract>& contracts);
+
 /// Vocabulary the parser validates words against (also used for suggestions).
 const std::vector<std::string>& known_op_classes();
 /// Registers an extra op class name (ops registered at start-up call this).

@@ -212,6 +212,10 @@ struct Contract {
   SourceLoc loc;
   std::string comment;  ///< `--` lines just above the block (without the dashes)
   std::map<std::string, std::string> meta;  ///< optional `title`, `version`, `class` lines
+  /// Optional `depends A, B`: contracts this one builds on (the contract DAG,
+  /// `kc graph`); a change to A re-verifies this contract (`kc check --affected A`).
+  std::vector<std::string> depends;
+  std::vector<SourceLoc> depends_locs;  ///< parallel to depends (for diagnostics)
 
   std::vector<std::string> scope;  ///< op classes
   ClauseInfo scope_info;

@@ -24,6 +24,8 @@ class TraceWriter {
   /// Opens (creating if needed) and reads the last hash of an existing trace.
   static Result<TraceWriter> open(const std::string& path);
   Status append(const engine::CaseResult& c);
+  /// Appends any one-line JSON object (e.g. a ladder evidence record) to the chain.
+  Status append_body(const std::string& body);
   const std::string& last_hash() const { return last_hash_; }
 
  private:

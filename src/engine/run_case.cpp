@@ -177,8 +177,16 @@ Result<std::vector<double>> allowed_errors(const Tolerance& tol, const Op& op, c
       // result into the output format; add half an ulp of the reference so a
       // correctly rounded result is never judged beyond the bound.
       const double u = unit_roundoff(call.config.dtype);
+      // Higham's model with gradual underflow (Accuracy and Stability, 2nd ed.,
+      // §2.1, (2.8)): fl(x*y) = x*y(1 + d) + e, |e| <= lambda = half the
+      // smallest subnormal; sums of subnormals are exact. Each of the L products
+      // (plus alpha/beta scalings) may underflow: (L + 2) lambda more. Without
+      // it a product of two subnormals (exactly 0 in FP32) breaks the bound.
+      const DTypeInfo& info = dtype_info(call.config.dtype);
+      const double lambda = info.is_float ? 0.5 * std::ldexp(info.min_normal, -info.mantissa_bits) : 0.0;
+      const double underflow = (op.accumulation_length(call) + 2) * lambda;
       for (std::size_t i = 0; i < mag.size() && i < n; ++i)
-        mag[i] = factor * mag[i] + u * std::fabs(ref[i]);
+        mag[i] = factor * mag[i] + u * std::fabs(ref[i]) + underflow;
       mag.resize(n, 0);
       return mag;
     }
@@ -406,6 +414,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           return finish(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
         }
       }
+      if (request.prepare_inputs) request.prepare_inputs(call);
       // The worker starts before the oracle runs: its memory is a copy of kc's.
       if (Status ws = worker.prepare(call); !ws.ok())
         return finish(Verdict::kError, "cannot start a worker process: " + ws.message());

@@ -27,6 +27,9 @@ void parse_clause(std::string_view keyword, const Span& body, Contract* c, Diags
 /// Parses a meta line body (title "...", version 1.2, class precision).
 void parse_meta(std::string_view keyword, const Span& body, Contract* c, Diags& d);
 
+/// Parses a `depends A, B` body into c->depends (ids checked for form only).
+void parse_depends(const Span& body, Contract* c, Diags& d);
+
 /// The canonical text of a clause body (what follows the keyword), one
 /// string per output line (continuations are indented by the printer).
 std::vector<std::string> print_clause(std::string_view keyword, const Contract& c);

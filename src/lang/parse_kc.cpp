@@ -248,6 +248,11 @@ class KcParser {
       if (!valid_id(name)) d_.error(hs, name_at, "malformed contract id '" + name + "'", "an id such as C-PRC-01 or KC-GEMM-01");
       for (const Entry& e : entries) {
         const auto& meta = contract_meta_keywords();
+        if (e.keyword == "depends") {
+          if (!e.comment.empty()) ct.comment += (ct.comment.empty() ? "" : "\n") + e.comment;
+          parse_depends(e.body, &ct, d_);
+          continue;
+        }
         if (std::find(meta.begin(), meta.end(), e.keyword) != meta.end()) {
           if (!e.comment.empty()) ct.comment += (ct.comment.empty() ? "" : "\n") + e.comment;
           parse_meta(e.keyword, e.body, &ct, d_);
@@ -320,6 +325,7 @@ class KcParser {
     static const std::vector<std::string> contract = [] {
       std::vector<std::string> v = contract_clause_keywords();
       for (const auto& m : contract_meta_keywords()) v.push_back(m);
+      v.push_back("depends");
       return v;
     }();
     if (kind == "contract") return contract;

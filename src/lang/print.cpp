@@ -52,6 +52,11 @@ std::string contract_text(const Contract& c, bool with_comments) {
     if (it == c.meta.end()) continue;
     print_entry(out, key, {key == "title" ? detail::quote(it->second) : it->second});
   }
+  if (!c.depends.empty()) {
+    std::string ids;
+    for (const auto& id : c.depends) ids += (ids.empty() ? "" : ", ") + id;
+    print_entry(out, "depends", {ids});
+  }
   // Extra meta keys (YAML may carry them) would be lost silently; there are none by construction.
   const ClauseInfo* infos[] = {&c.scope_info, &c.pre_info, &c.post_info, &c.tolerance_info,
                                &c.reference_info, &c.measure_info, &c.violation_info};

@@ -140,7 +140,7 @@ class YamlParser {
     static const std::vector<std::string> keys = {"id",        "comment",   "title",   "version",
                                                   "class",     "scope",     "pre",     "post",
                                                   "tolerance", "reference", "measure", "violation",
-                                                  "comments"};
+                                                  "comments",  "depends"};
     for (auto it = n.begin(); it != n.end(); ++it) {
       const std::string key = scalar_key(it->first);
       const YAML::Node v = it->second;
@@ -155,6 +155,8 @@ class YamlParser {
         c.comment = text(v);
       } else if (key == "title" || key == "version" || key == "class") {
         parse_meta(key, span(v), &c, d_);
+      } else if (key == "depends") {
+        parse_depends(v.IsSequence() ? list_span(v) : span(v), &c, d_);
       } else if (key == "comments") {
         if (!v.IsMap()) {
           d_.error(at(v.Mark()), 0, "'comments' maps clause names to comment text");
@@ -351,6 +353,7 @@ std::string print_yaml(const Document& doc) {
         auto it = c.meta.find(key);
         if (it != c.meta.end()) emit_text(e, key, it->second);
       }
+      if (!c.depends.empty()) emit_list(e, "depends", c.depends);
       const ClauseInfo* infos[] = {&c.scope_info, &c.pre_info, &c.post_info, &c.tolerance_info,
                                    &c.reference_info, &c.measure_info, &c.violation_info};
       const auto& keys = detail::contract_clause_keywords();

@@ -145,8 +145,9 @@ Result<TraceWriter> TraceWriter::open(const std::string& path) {
   return w;
 }
 
-Status TraceWriter::append(const engine::CaseResult& c) {
-  const std::string body = case_json(c);
+Status TraceWriter::append(const engine::CaseResult& c) { return append_body(case_json(c)); }
+
+Status TraceWriter::append_body(const std::string& body) {
   KC_CHECK(body.size() >= 2 && body.front() == '{' && body.back() == '}');
   KC_DCHECK(body.find('\n') == std::string::npos);
 

@@ -202,3 +202,49 @@ TEST(CliConfigCheck, GoodConfigPassesAndTooFewEpochsIsPlaced) {
   CliRun missing = kc("config-check " + src("examples/train-config/no-such-file.yaml"));
   EXPECT_EQ(missing.code, 2) << missing.out;
 }
+
+// ---- verification ladder: graph, --affected, ladder + status
+
+TEST(CliLadder, GraphPrintsTheDependencyDag) {
+  CliRun r = kc("graph --format dot " + src("contracts"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"KC-GEMM-01\" -> \"C-CMP-03\";"), std::string::npos) << r.out;
+  r = kc("graph " + src("contracts"));
+  EXPECT_NE(r.out.find("KC_GEMM_01 --> C_CMP_01"), std::string::npos) << r.out;
+}
+
+TEST(CliLadder, CheckAffectedRunsTheContractAndItsDownstream) {
+  // Three contracts: B depends on KC-UNARY-01, KC-EXP-01 on nothing.
+  const std::string dir = temp_dir("affected");
+  std::filesystem::copy(src("contracts/elementwise/KC-UNARY-01.kc"), dir + "/a.kc");
+  std::filesystem::copy(src("contracts/elementwise/KC-EXP-01.kc"), dir + "/c.kc");
+  {
+    std::ifstream in(src("contracts/elementwise/KC-UNARY-01.kc"));
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    text.replace(text.find("contract KC-UNARY-01 {"), 22, "contract KC-UNARY-DEP {\n  depends    KC-UNARY-01");
+    std::ofstream(dir + "/b.kc") << text;
+  }
+  CliRun r = kc("check --affected KC-UNARY-01 --impl ref.relu --impl ref.exp " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("affected by KC-UNARY-01: KC-UNARY-01 KC-UNARY-DEP\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("KC-UNARY-DEP "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("KC-EXP-01 "), std::string::npos) << "an unrelated contract is not re-run:\n" << r.out;
+  r = kc("check --affected KC-UNARY-1 " + dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("did you mean 'KC-UNARY-01'"), std::string::npos) << r.out;
+}
+
+TEST(CliLadder, LadderRecordsEvidenceThatStatusPrints) {
+  const std::string dir = temp_dir("ladder");
+  CliRun r = kc("ladder --impl ref.relu --level 2 --out " + dir + " " + src("contracts/elementwise/KC-UNARY-01.kc"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("KC-UNARY-01 x ref.relu (relu): reached L2 falsification"), std::string::npos) << r.out;
+  r = kc("status --dir " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("2 records, chain intact"), std::string::npos) << r.out;
+  std::regex row("KC-UNARY-01\\s+ref\\.relu\\s+L2\\s");
+  EXPECT_TRUE(std::regex_search(r.out, row)) << r.out;
+  EXPECT_NE(r.out.find("L2 passed"), std::string::npos) << r.out;
+  r = kc("status --dir " + dir + "/missing");
+  EXPECT_EQ(r.code, 2);
+}

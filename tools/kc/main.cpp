@@ -13,6 +13,8 @@
 #include "kc/backend.h"
 #include "kc/calibrate.h"
 #include "kc/engine.h"
+#include "kc/graph.h"
+#include "kc/ladder.h"
 #include "kc/lang.h"
 #include "kc/obligation.h"
 #include "kc/op.h"
@@ -55,6 +57,12 @@ commands:
   config-check FILE... check a YAML training config's algebra before any compute is spent:
                        steps/epoch, epochs for max_steps, warmup, peak LR, tokens >= 10 x
                        parameters (docs/transformer-training.md); exit 1 on a failed obligation
+  ladder [PATHS...]    climb the verification ladder per contract x impl: L1 type, L2 named
+                       edge cases, L3 10,000 random inputs with a shrunk counterexample, L4
+                       exhaustive (all fp16/bf16 inputs of unary ops, value pairs of 2-element
+                       kernels); records evidence in DIR/ladder.jsonl (--out DIR)
+  status [--dir DIR]   per contract x impl: the ladder level reached and the evidence behind it
+  graph [PATHS...]     the contract dependency DAG (`depends` lines): --format mermaid|dot|json
 
 options (check, grade):
   --contract GLOB      only contracts whose id matches (repeatable)
@@ -78,6 +86,18 @@ options (check, grade):
                        (Freivalds probes + sampled elements, O(n^2)) instead of the O(n^3)
                        FP64 oracle; the report's evidence.method says which check decided
 
+options (check):
+  --affected ID        re-verify contract ID and every contract downstream of it (depends)
+
+options (ladder):
+  --level N            climb at most to level N (1..4, default 4)
+  --inputs N           L3 random inputs per obligation (default 10000)
+  --exhaustive-fp32    opt-in L4 job: all 2^32 fp32 inputs of unary kernels, every bf16
+                       pair of 2-element kernels (multi-threaded; prints coverage and time)
+  --fraction F         with --exhaustive-fp32: sweep only the leading fraction F, and
+                       extrapolate the full time
+  --threads N          threads of the opt-in job (default: all hardware threads)
+
 exit codes:
   0  every case conforming or not applicable
   1  at least one violation (or a kernel that crashed / failed)
@@ -93,6 +113,10 @@ struct Args {
   std::string to;
   std::string out = "kc-report";
   bool color = isatty(STDOUT_FILENO) != 0;
+  bool format_given = false;
+  std::string affected;
+  std::string dir;
+  kc::ladder::LadderRequest ladder;
 };
 
 int usage_error(const std::string& message) {
@@ -163,9 +187,11 @@ int parse_args(int argc, char** argv, Args* a) {
       a->request.config = x;
     } else if (s == "--format") {
       if (!value(&a->format)) return usage_error("--format needs a value");
+      a->format_given = true;
       if (a->format != "table" && a->format != "json" && a->format != "junit" && a->format != "md" &&
-          a->format != "html")
-        return usage_error("unknown format '" + a->format + "' (table | json | junit | md | html)");
+          a->format != "html" && a->format != "mermaid" && a->format != "dot")
+        return usage_error("unknown format '" + a->format +
+                           "' (table | json | junit | md | html; graph: mermaid | dot | json)");
     } else if (s == "--trace") {
       if (!value(&a->request.trace_path)) return usage_error("--trace needs a file");
     } else if (s == "--out") {
@@ -187,6 +213,29 @@ int parse_args(int argc, char** argv, Args* a) {
       const auto bytes = value(&x) ? kc::isolate::parse_bytes(x) : std::nullopt;
       if (!bytes || *bytes <= 0) return usage_error("--memory-limit needs a size such as 512M or 4G");
       a->request.limits.memory_bytes = *bytes;
+    } else if (s == "--affected") {
+      if (!value(&a->affected)) return usage_error("--affected needs a contract id");
+    } else if (s == "--dir") {
+      if (!value(&a->dir)) return usage_error("--dir needs a directory");
+    } else if (s == "--level") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n) || n < 1 || n > 4) return usage_error("--level needs 1, 2, 3 or 4");
+      a->ladder.up_to = static_cast<kc::ladder::Level>(n);
+    } else if (s == "--inputs") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n) || n == 0) return usage_error("--inputs needs a positive number");
+      a->ladder.property_inputs = static_cast<std::int64_t>(n);
+    } else if (s == "--exhaustive-fp32") {
+      a->ladder.exhaustive_fp32 = true;
+    } else if (s == "--fraction") {
+      char* end = nullptr;
+      const double f = value(&x) ? std::strtod(x.c_str(), &end) : 0;
+      if (end == nullptr || *end != '\0' || !(f > 0 && f <= 1)) return usage_error("--fraction needs a number in (0, 1]");
+      a->ladder.exhaustive_fraction = f;
+    } else if (s == "--threads") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n) || n == 0) return usage_error("--threads needs a positive number");
+      a->ladder.threads = static_cast<int>(n);
     } else if (s == "--fast") {
       a->request.fast = true;
     } else if (s == "--no-color") {
@@ -210,8 +259,29 @@ std::string render(const CheckResult& r, const std::string& format, bool color) 
   return kc::report::render_table(r, color);
 }
 
+/// --affected ID: the contract filter becomes ID and everything downstream of it.
+int select_affected(Args& a) {
+  auto loaded = kc::engine::load_contracts(a.request.paths);
+  const kc::graph::Graph g = kc::graph::build_graph(loaded.contracts, loaded.files);
+  const auto ids = kc::graph::affected(g, a.affected);
+  if (ids.empty()) {
+    std::vector<std::string> known;
+    for (const auto& n : g.nodes) known.push_back(n.id);
+    const std::string near = kc::lang::nearest_word(a.affected, known);
+    return usage_error("--affected: no contract '" + a.affected + "'" +
+                       (near.empty() ? "" : " — did you mean '" + near + "'?"));
+  }
+  std::cerr << "affected by " << a.affected << ":";
+  for (const auto& id : ids) std::cerr << " " << id;
+  std::cerr << "\n";
+  a.request.contracts = ids;
+  return -1;
+}
+
 int cmd_check(Args& a, bool grade) {
   a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
+  if (!a.affected.empty())
+    if (int rc = select_affected(a); rc >= 0) return rc;
   a.request.progress = isatty(STDERR_FILENO) != 0;
   if (grade && a.request.trace_path.empty()) a.request.trace_path = a.out + "/trace.jsonl";
   if (grade) {
@@ -270,6 +340,12 @@ int cmd_lint(const Args& a) {
   if (a.positional.empty()) return usage_error("lint needs at least one contract file or directory");
   auto loaded = kc::engine::load_contracts(a.positional);
   int rc = kExitOk;
+  // A `depends` id outside the linted files may live in a file not given:
+  // a warning here (with the nearest id); `kc graph` makes it an error.
+  for (auto& d : kc::lang::resolve_depends(loaded.contracts)) {
+    if (d.message.find("unknown contract") != std::string::npos) d.severity = kc::lang::Diagnostic::Severity::kWarning;
+    loaded.diagnostics.push_back(std::move(d));
+  }
   for (const auto& d : loaded.diagnostics) {
     std::cerr << d.render() << "\n";
     if (d.severity == kc::lang::Diagnostic::Severity::kError) rc = kExitUsage;
@@ -388,6 +464,47 @@ int cmd_explain(const Args& a) {
   return usage_error("no contract '" + id + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
 }
 
+int cmd_ladder(Args& a) {
+  a.ladder.check = a.request;
+  a.ladder.check.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
+  a.ladder.evidence_path = kc::ladder::evidence_file(a.out);
+  a.ladder.progress = isatty(STDERR_FILENO) != 0 || a.ladder.exhaustive_fp32;
+  const auto r = kc::ladder::run_ladder(a.ladder);
+  std::cout << kc::ladder::render_ladder(r);
+  std::cout << "evidence: " << a.ladder.evidence_path << "\n";
+  return r.exit_code();
+}
+
+int cmd_status(const Args& a) {
+  const std::string dir = !a.dir.empty() ? a.dir : (a.positional.empty() ? a.out : a.positional[0]);
+  auto rep = kc::ladder::read_status(dir);
+  if (!rep.ok()) {
+    std::cerr << "kc status: " << rep.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::cout << kc::ladder::render_status(*rep);
+  return kExitOk;
+}
+
+int cmd_graph(const Args& a) {
+  const auto paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
+  auto loaded = kc::engine::load_contracts(paths);
+  int rc = kExitOk;
+  auto diags = loaded.diagnostics;
+  for (auto& d : kc::lang::resolve_depends(loaded.contracts)) diags.push_back(std::move(d));
+  for (const auto& d : diags) {
+    std::cerr << d.render() << "\n";
+    if (d.severity == kc::lang::Diagnostic::Severity::kError) rc = kExitUsage;
+  }
+  const auto g = kc::graph::build_graph(loaded.contracts, loaded.files);
+  const std::string fmt = a.format_given ? a.format : "mermaid";
+  if (fmt == "mermaid") std::cout << kc::graph::render_mermaid(g);
+  else if (fmt == "dot") std::cout << kc::graph::render_dot(g);
+  else if (fmt == "json") std::cout << kc::graph::render_json(g);
+  else return usage_error("graph --format must be mermaid, dot or json");
+  return rc;
+}
+
 int cmd_verify_trace(const Args& a) {
   if (a.positional.size() != 1) return usage_error("verify-trace needs one file");
   auto r = kc::report::verify_trace(a.positional[0]);
@@ -430,8 +547,11 @@ int main(int argc, char** argv) {
   if (a.command == "explain") return cmd_explain(a);
   if (a.command == "verify-trace") return cmd_verify_trace(a);
   if (a.command == "config-check") return cmd_config_check(a);
+  if (a.command == "ladder") return cmd_ladder(a);
+  if (a.command == "status") return cmd_status(a);
+  if (a.command == "graph") return cmd_graph(a);
   const std::vector<std::string> commands = {"check", "grade", "calibrate", "lint", "fmt", "list", "backends", "explain",
-                                             "verify-trace", "vet", "config-check"};
+                                             "verify-trace", "vet", "config-check", "ladder", "status", "graph"};
   std::string near = kc::lang::nearest_word(a.command, commands);
   return usage_error("unknown command '" + a.command + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
 }

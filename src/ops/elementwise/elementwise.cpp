@@ -136,8 +136,11 @@ long double eval_unary(UnaryFn fn, long double x) {
       return 0.5L * x * std::erfc(-x / std::sqrt(2.0L));  // erfc: no cancellation for x << 0
     case UnaryFn::kGeluTanh: {
       if (std::isinf(x)) return x > 0 ? x : 0.0L;
-      const long double t = std::tanh(kSqrt2OverPi * (x + kGeluTanhCubic * x * x * x));
-      return 0.5L * x * (1.0L + t);
+      // 0.5 (1 + tanh u) = sigmoid(2u): the same function without the
+      // cancellation of 1 + tanh u, which is total for u < -22 in long double
+      // while the result (~x e^(2u)) is still representable in BF16/FP32.
+      const long double u = kSqrt2OverPi * (x + kGeluTanhCubic * x * x * x);
+      return x * sigmoid(2.0L * u);
     }
     case UnaryFn::kSilu:
       if (std::isinf(x)) return x > 0 ? x : 0.0L;

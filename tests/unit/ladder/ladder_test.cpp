@@ -1,0 +1,216 @@
+// The verification ladder: each rung on conforming ref kernels and on seeded
+// bugs it must catch (calibration/ladder.cpp), the shrunk counterexamples
+// asserted to be minimal, the evidence store and `kc status`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "kc/ladder.h"
+#include "engine/plan.h"
+#include "ladder/domain.h"
+
+namespace kc::ladder {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/" + rel; }
+
+/// One contract file and the built-in backends, in kc's process.
+struct Fixture {
+  Contract contract;
+  std::string file;
+  BackendRegistry registry;
+  LadderRequest request;
+
+  explicit Fixture(const std::string& rel, const std::string& id) : file(src(rel)) {
+    auto loaded = engine::load_contracts({file});
+    for (const auto& d : loaded.diagnostics) ADD_FAILURE() << d.render();
+    for (const auto& c : loaded.contracts)
+      if (c.id == id) contract = c;
+    EXPECT_EQ(contract.id, id);
+    EXPECT_TRUE(register_builtin_backends(registry).ok());
+    request.check.paths = {file};
+    request.check.isolation = isolate::Mode::kNone;
+  }
+  std::shared_ptr<const Impl> impl(const std::string& name) {
+    auto i = registry.find_impl(name);
+    EXPECT_TRUE(i) << name;
+    return i;
+  }
+  BackendInfo info(const Impl& impl) {
+    for (const auto& b : registry.infos())
+      if (b.name == impl.declaration().backend) return b;
+    return {};
+  }
+  RungResult rung(Level level, const std::string& impl_name) {
+    auto i = impl(impl_name);
+    const BackendInfo b = info(*i);
+    switch (level) {
+      case Level::kType: return run_type_rung(contract, file, *i, b, request);
+      case Level::kFalsification: return run_falsification_rung(contract, file, *i, b, request);
+      case Level::kProperty: return run_property_rung(contract, file, *i, b, request);
+      default: return run_exhaustive_rung(contract, file, *i, b, request);
+    }
+  }
+  bool fails(const std::string& impl_name, const Counterexample& cx) {
+    auto i = impl(impl_name);
+    const auto r = judge_counterexample(contract, file, *i, info(*i), cx, request.check);
+    return r.verdict == engine::Verdict::kViolation || r.verdict == engine::Verdict::kError;
+  }
+};
+
+TEST(LadderType, RefKernelPassesBoundaryChecks) {
+  Fixture f("contracts/elementwise/KC-UNARY-01.kc", "KC-UNARY-01");
+  const RungResult r = f.rung(Level::kType, "ref.exp");
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.summary;
+  bool rejects_zero = false;
+  for (const auto& c : r.cases) rejects_zero = rejects_zero || c.rfind("op rejects n=0: passed", 0) == 0;
+  EXPECT_TRUE(rejects_zero);
+}
+
+TEST(LadderFalsification, BoundaryShapeCatchesTheTileBugAndRefPasses) {
+  Fixture f("contracts/blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01");
+  const RungResult bad = f.rung(Level::kFalsification, "calib.softmax_tile7");
+  EXPECT_EQ(bad.outcome, Outcome::kFailed);
+  bool named = false;
+  for (const auto& c : bad.cases) named = named || (c.rfind("shape cols=17: FAILED", 0) == 0);
+  EXPECT_TRUE(named) << "the failing edge case is named";
+  const RungResult good = f.rung(Level::kFalsification, "ref.softmax");
+  EXPECT_EQ(good.outcome, Outcome::kPassed) << good.summary;
+  EXPECT_GE(good.runs, 10);
+}
+
+TEST(LadderProperty, GeluCutoffShrinksToTheBoundary) {
+  Fixture f("contracts/elementwise/KC-UNARY-01.kc", "KC-UNARY-01");
+  const RungResult r = f.rung(Level::kProperty, "calib.gelu_erf_cutoff5");
+  ASSERT_EQ(r.outcome, Outcome::kFailed) << r.summary;
+  ASSERT_TRUE(r.found && r.shrunk);
+  const Counterexample& cx = *r.shrunk;
+  auto cfg = engine::parse_config(cx.config);
+  ASSERT_TRUE(cfg.ok());
+  EXPECT_EQ(cfg->get_int("n"), 1) << cx.text();
+  ASSERT_EQ(cx.inputs.at("x").size(), 1u);
+  // The first representable value below -5 in the counterexample's format.
+  const double boundary = detail::from_ordered(*detail::to_ordered(-5.0, cfg->dtype) - 1, cfg->dtype);
+  EXPECT_EQ(cx.inputs.at("x")[0], boundary) << cx.text();
+  // Minimal: the next value toward 0 (-5 itself) conforms.
+  Counterexample at5 = cx;
+  at5.inputs["x"][0] = -5.0;
+  EXPECT_FALSE(f.fails("calib.gelu_erf_cutoff5", at5));
+  EXPECT_TRUE(f.fails("calib.gelu_erf_cutoff5", cx));
+}
+
+TEST(LadderProperty, TileBugShrinksToExactlySevenColumnsOfZeros) {
+  Fixture f("contracts/blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01");
+  const RungResult r = f.rung(Level::kProperty, "calib.softmax_tile7");
+  ASSERT_EQ(r.outcome, Outcome::kFailed) << r.summary;
+  ASSERT_TRUE(r.shrunk);
+  const Counterexample& cx = *r.shrunk;
+  auto cfg = engine::parse_config(cx.config);
+  ASSERT_TRUE(cfg.ok());
+  EXPECT_EQ(cfg->get_int("cols"), 7) << cx.text();
+  EXPECT_EQ(cfg->get_int("rows"), 1) << cx.text();
+  for (double v : cx.inputs.at("x")) EXPECT_EQ(v, 0.0) << cx.text();
+  // Minimal in shape: six columns of zeros conform.
+  Counterexample six = cx;
+  cfg->params["cols"] = "6";
+  six.config = cfg->to_string();
+  six.shapes["x"] = {1, 6};
+  six.inputs["x"].assign(6, 0.0);
+  EXPECT_FALSE(f.fails("calib.softmax_tile7", six));
+}
+
+TEST(LadderProperty, RefKernelConformsOnRandomInputs) {
+  Fixture f("contracts/elementwise/KC-UNARY-01.kc", "KC-UNARY-01");
+  f.request.property_inputs = 1000;  // the ladder's default is 10,000; kept short for the unit test
+  const RungResult r = f.rung(Level::kProperty, "ref.erf");
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.summary;
+  EXPECT_EQ(r.runs, 1000);
+  EXPECT_FALSE(r.shrunk);
+}
+
+TEST(LadderExhaustive, RefTanhConformsOnEvery16BitInput) {
+  Fixture f("contracts/elementwise/KC-UNARY-01.kc", "KC-UNARY-01");
+  const RungResult r = f.rung(Level::kExhaustive, "ref.tanh");
+  EXPECT_EQ(r.outcome, Outcome::kPassed) << r.summary;
+  EXPECT_EQ(r.runs, 63488 + 65280);  // every finite FP16 and BF16 pattern
+  EXPECT_NE(r.coverage.find("all 63488 FP16"), std::string::npos) << r.coverage;
+  EXPECT_NE(r.coverage.find("all 65280 BF16"), std::string::npos) << r.coverage;
+}
+
+TEST(LadderExhaustive, PadeTanhIsCaughtWithItsWorstInput) {
+  Fixture f("contracts/elementwise/KC-UNARY-01.kc", "KC-UNARY-01");
+  const RungResult r = f.rung(Level::kExhaustive, "calib.tanh_pade");
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  // The exhaustive worst: FP16 x = 1.5185546875 (0x3e13), tanh = 0.9084, Pade gives 0.9321.
+  EXPECT_NE(r.worst.find("x=1.5185546875 (0x3e13)"), std::string::npos) << r.worst;
+  EXPECT_NE(r.worst.find("ulp/tolerance 49"), std::string::npos) << r.worst;
+}
+
+TEST(LadderExhaustive, SoftmaxPairsSliceConformsOnRef) {
+  Fixture f("contracts/blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01");
+  f.request.exhaustive_fraction = 0.05;  // one 65,536-row chunk of the 1,052,676 pairs
+  const RungResult r = f.rung(Level::kExhaustive, "ref.softmax");
+  // Conforming on the slice, but a slice is not L4.
+  EXPECT_EQ(r.outcome, Outcome::kNotApplicable) << r.summary;
+  EXPECT_EQ(r.failed, 0);
+  EXPECT_EQ(r.runs, 52633);
+  EXPECT_NE(r.coverage.find("of 1052676 pairs"), std::string::npos) << r.coverage;
+}
+
+TEST(LadderEvidence, StatusReportsLevelAndEvidenceAndRejectsATamperedChain) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kc_ladder_test_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  LadderRequest req;
+  req.check.paths = {src("contracts/elementwise/KC-UNARY-01.kc")};
+  req.check.impls = {"ref.relu", "calib.gelu_erf_cutoff5"};
+  req.check.isolation = isolate::Mode::kNone;
+  req.up_to = Level::kProperty;
+  req.property_inputs = 200;
+  req.evidence_path = evidence_file(dir.string());
+  const LadderResult lr = run_ladder(req);
+  ASSERT_EQ(lr.kernels.size(), 2u) << render_ladder(lr);
+  EXPECT_EQ(lr.exit_code(), 1);  // the seeded bug fails L3
+
+  auto rep = read_status(dir.string());
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  EXPECT_EQ(rep->records, 6u);
+  ASSERT_EQ(rep->kernels.size(), 2u);
+  const KernelStatus& bad = rep->kernels[0];  // sorted: calib.* before ref.*
+  const KernelStatus& good = rep->kernels[1];
+  EXPECT_EQ(bad.impl, "calib.gelu_erf_cutoff5");
+  EXPECT_EQ(bad.reached, Level::kFalsification);
+  ASSERT_TRUE(bad.latest.at(3).shrunk);
+  EXPECT_EQ(bad.latest.at(3).shrunk->inputs.at("x").size(), 1u);
+  EXPECT_EQ(good.reached, Level::kProperty);
+  EXPECT_EQ(good.latest.at(3).runs, 200);
+  const std::string text = render_status(*rep);
+  EXPECT_NE(text.find("counterexample: dtype="), std::string::npos) << text;
+
+  // Editing a record breaks the chain: status refuses to report.
+  std::string body;
+  {
+    std::ifstream in(req.evidence_path);
+    body.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  body.replace(body.find("\"runs\":200"), 10, "\"runs\":900");
+  {
+    std::ofstream out(req.evidence_path);
+    out << body;
+  }
+  EXPECT_FALSE(read_status(dir.string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LadderLevels, ReachedIsTheHighestUnbrokenRun) {
+  EXPECT_EQ(level_reached({{1, Outcome::kPassed}, {2, Outcome::kPassed}, {3, Outcome::kFailed}}),
+            Level::kFalsification);
+  EXPECT_EQ(level_reached({{1, Outcome::kPassed}, {2, Outcome::kFailed}, {3, Outcome::kPassed}}), Level::kType);
+  EXPECT_EQ(level_reached({{1, Outcome::kPassed}, {2, Outcome::kPassed}, {3, Outcome::kPassed},
+                           {4, Outcome::kNotApplicable}}),
+            Level::kProperty);
+}
+
+}  // namespace
+}  // namespace kc::ladder
