@@ -360,6 +360,9 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
       // The worker starts before the oracle runs: its memory is a copy of kc's.
       if (Status ws = worker.prepare(call); !ws.ok())
         return finish(Verdict::kError, "cannot start a worker process: " + ws.message());
+      // From here to the end of the sample the oracle's answer is in memory: no
+      // other case's worker is forked meanwhile (kc/isolate.h, OracleScope).
+      const isolate::OracleScope oracle_scope;
       const Tolerance* fast_tol =
           fast_eligible && config.dtype != DType::kF64 ? bound_tolerance(contract.tolerance, config.dtype) : nullptr;
       // Under --fast the O(MNK) oracle is computed only if the fast check flags the sample.

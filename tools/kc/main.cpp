@@ -51,7 +51,7 @@ commands:
   explain ID           what a contract promises, how it is measured, what a violation means
   verify-trace FILE    check a trace's hash chain
 
-options (check, grade):
+options (check, grade, calibrate):
   --contract GLOB      only contracts whose id matches (repeatable)
   --impl GLOB          only impls whose name matches (repeatable)
   --plugin LIB.so      load a plugin library through the kc_plugin.h C ABI (repeatable)
@@ -68,6 +68,9 @@ options (check, grade):
                        becomes an error verdict; none: in kc's process, for debugging
   --timeout SECONDS    wall-clock limit per kernel call in a worker (default 60)
   --memory-limit SIZE  memory a worker may add per impl, e.g. 512M, 4G (default 4G)
+  --jobs N, -j N       cases run at once, each kernel in its own worker (default 0: one per
+                       core); cases that measure time or determinism and in-process kernels
+                       run alone; results and the trace keep plan order whatever N is
   --fast               judge matmul cases under a `bound` tolerance with the fast verifier
                        (Freivalds probes + sampled elements, O(n^2)) instead of the O(n^3)
                        FP64 oracle; the report's evidence.method says which check decided
@@ -180,6 +183,10 @@ int parse_args(int argc, char** argv, Args* a) {
       const auto bytes = value(&x) ? kc::isolate::parse_bytes(x) : std::nullopt;
       if (!bytes || *bytes <= 0) return usage_error("--memory-limit needs a size such as 512M or 4G");
       a->request.limits.memory_bytes = *bytes;
+    } else if (s == "--jobs" || s == "-j") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n) || n > 4096) return usage_error("--jobs needs a number (0: one per core)");
+      a->request.jobs = static_cast<int>(n);
     } else if (s == "--fast") {
       a->request.fast = true;
     } else if (s == "--no-color") {
