@@ -51,7 +51,7 @@ Status check_matrix(const MatrixRef& m, std::int64_t rows, std::int64_t cols, co
   if (m.rows != rows || m.cols != cols)
     return invalid_argument(std::string(name) + " is " + std::to_string(m.rows) + " x " + std::to_string(m.cols) +
                             ", expected " + std::to_string(rows) + " x " + std::to_string(cols));
-  if (m.ld < std::max<std::int64_t>(1, cols))
+  if (m.ld != 0 && m.ld < std::max<std::int64_t>(1, cols))
     return invalid_argument(std::string(name) + " leading dimension " + std::to_string(m.ld) + " < its columns");
   if (m.data == nullptr && rows > 0 && cols > 0) return invalid_argument(std::string(name) + " has no data");
   return ok_status();
@@ -393,6 +393,38 @@ kc::Result<Result> verify_matmul(const Call& inputs, const Call& outputs, Option
   KC_ASSIGN_OR_RETURN(p.c0, ref(inputs.t("C")));
   KC_ASSIGN_OR_RETURN(p.c, ref(outputs.t("C")));
   if (options.precision == DType::kF32 && inputs.config.dtype != DType::kF32) options.precision = inputs.config.dtype;
+  return verify_gemm(p, options);
+}
+
+kc::Result<Result> verify_fused_matmul(const Call& inputs, const Call& outputs, Options options) {
+  if (inputs.op != "fused_matmul" || !inputs.has("A") || !inputs.has("B") || !inputs.has("bias") ||
+      !outputs.has("C"))
+    return invalid_argument("verify_fused_matmul needs a fused_matmul call with tensors A, B, bias, C");
+  // C = act(A B + bias). Freivalds needs C to be linear in the product: only
+  // the identity activation leaves A B + bias observable. A nonlinear one
+  // (relu, gelu, silu) hides it, and its output is judged by the full oracle.
+  const std::string act = inputs.get("activation", "gelu_erf");
+  if (act != "identity")
+    return unimplemented("fused_matmul with activation " + act +
+                         ": the pre-activation A B + bias is not observable, so the fast check cannot judge it");
+  const Tensor& a = inputs.t("A");
+  const Tensor& b = inputs.t("B");
+  const Tensor& bias = inputs.t("bias");
+  const Tensor& c = outputs.t("C");
+  for (const Tensor* t : {&a, &b, &bias, &c})
+    if (t->dtype() != DType::kF32 || t->strides().back() != 1)
+      return unimplemented("the fast fused_matmul check reads unit-stride FP32 tensors");
+  GemmProblem p;
+  p.m = a.dim(0);
+  p.k = a.dim(1);
+  p.n = b.dim(1);
+  p.alpha = 1;
+  p.beta = 1;
+  p.a = {a.data<float>(), p.m, p.k, a.strides()[0]};
+  p.b = {b.data<float>(), p.k, p.n, b.strides()[0]};
+  // The bias as C0 = 1 bias^T: leading dimension 0, every row the same stored row.
+  p.c0 = {bias.data<float>(), p.m, p.n, 0};
+  p.c = {c.data<float>(), p.m, p.n, c.strides()[0]};
   return verify_gemm(p, options);
 }
 

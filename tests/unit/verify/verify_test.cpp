@@ -353,6 +353,51 @@ TEST(FreivaldsVerifier, Fp32MagnitudeOverflowFallsBackToFp64) {
   EXPECT_EQ(bad->freivalds_worst_row, 5);
 }
 
+// The matmul inside fused_matmul (identity activation: C = A B + bias) is
+// checked with the bias as a broadcast C0; a nonlinear activation hides the
+// product and is left to the full oracle.
+TEST(FreivaldsVerifier, FusedMatmulIdentityIsCheckedAndNonlinearIsDeclined) {
+  const Op* op = builtin_ops().find("fused_matmul");
+  ASSERT_NE(op, nullptr);
+  Config config;
+  config.params = {{"M", "70"}, {"N", "45"}, {"K", "130"}, {"activation", "identity"}};
+  auto call = op->make_call(config);
+  ASSERT_TRUE(call.ok()) << call.status().to_string();
+  Rng rng(5);
+  op->fill(*call, FillSpec{}, rng);
+  const Call inputs = *call;
+  const Tensor& a = inputs.t("A");
+  const Tensor& b = inputs.t("B");
+  const Tensor& bias = inputs.t("bias");
+  Tensor& c = call->t("C");
+  for (std::int64_t i = 0; i < 70; ++i)
+    for (std::int64_t j = 0; j < 45; ++j) {
+      float acc = 0;
+      for (std::int64_t p = 0; p < 130; ++p) acc += a.data<float>()[i * 130 + p] * b.data<float>()[p * 45 + j];
+      c.data<float>()[i * 45 + j] = acc + bias.data<float>()[j];
+    }
+  Options o = opts(9);
+  o.keep_row_bounds = true;
+  auto honest = verify_fused_matmul(inputs, *call, o);
+  ASSERT_TRUE(honest.ok()) << honest.status().to_string();
+  EXPECT_TRUE(honest->pass) << honest->detail;
+  // A dropped bias is a violation.
+  Call nobias = *call;
+  for (std::int64_t i = 0; i < 70 * 45; ++i) nobias.t("C").data<float>()[i] -= bias.data<float>()[i % 45];
+  auto dropped = verify_fused_matmul(inputs, nobias, o);
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_FALSE(dropped->pass);
+  // One element off by 1.5x its row's bound is a violation.
+  c.data<float>()[3 * 45 + 7] += static_cast<float>(1.5 * honest->row_bounds[3]);
+  auto bad = verify_fused_matmul(inputs, *call, o);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(bad->pass);
+  Call gelu = inputs;
+  gelu.config.params["activation"] = "gelu_erf";
+  auto declined = verify_fused_matmul(gelu, *call, o);
+  EXPECT_EQ(declined.status().code(), StatusCode::kUnimplemented);
+}
+
 class RegistryImpls : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RegistryImpls, HonestImplNeverFalseAlarms) {
