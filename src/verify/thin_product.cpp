@@ -25,7 +25,7 @@
 
 // The vector helpers below are always inlined, so no V4 crosses a call
 // boundary: GCC's note that such a return "changes the ABI" does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wpsabi"  // GCC and clang both
 
 namespace kc::verify::detail {
 
