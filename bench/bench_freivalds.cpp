@@ -128,6 +128,9 @@ int main(int argc, char** argv) {
       auto t0 = Clock::now();
       kc::bench::sgemm_rowmajor(*lib, n, n, n, a.data(), b.data(), c.data());
       t_gemm = std::min(t_gemm, seconds_since(t0));
+      // OpenBLAS's threads keep spinning for a while after a call (THREAD_TIMEOUT,
+      // about 2^28 cycles): let them go to sleep before timing the checks.
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
 
       kc::verify::GemmProblem p;
       p.m = p.n = p.k = n;

@@ -105,6 +105,10 @@ struct CheckRequest {
   /// call after the protocol's fill and probe, before the kernel runs. It may
   /// rewrite input values, never shapes. Empty: the protocol's inputs as they are.
   std::function<void(Call& call)> prepare_inputs;
+  /// --jobs: cases run at once, each kernel in its own worker (0: one per
+  /// hardware thread). Cases that measure time or determinism, and in-process
+  /// kernels, run alone (case_schedule); results are recorded in plan order.
+  int jobs = 0;
 };
 
 struct CheckResult {
@@ -134,6 +138,13 @@ CheckResult run_check(const CheckRequest& request);
 /// Runs one contract against one impl (the unit the engine schedules).
 CaseResult run_case(const Contract& contract, const std::string& contract_file, const Impl& impl,
                     const BackendInfo& backend, const CheckRequest& request);
+
+/// Whether a case may run alongside other cases (`--jobs`), and if not, why.
+struct CaseSchedule {
+  bool parallel = true;
+  std::string reason;  ///< why it runs alone
+};
+CaseSchedule case_schedule(const Contract& contract, const Impl& impl, const CheckRequest& request);
 
 /// Plain-language account of a contract: promise, protocol, tolerance, signature.
 std::string explain(const Contract& contract, const std::string& file);

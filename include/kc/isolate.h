@@ -114,3 +114,39 @@ std::string format_bytes(std::int64_t bytes);
 std::optional<std::int64_t> parse_bytes(std::string_view text);
 
 }  // namespace kc::isolate
+
+namespace kc::isolate {
+
+/// Keeps what a kernel must not see (an oracle's answer) out of every worker
+/// forked while it exists. A worker is a fork() of kc, so when cases run on
+/// several threads (`--jobs`), one case's oracle would otherwise be in the
+/// memory of another case's worker. A thread holds an OracleScope while such
+/// data lives in ordinary memory; Worker::prepare forks only when no *other*
+/// thread holds one (the forking thread's own oracle is computed after its
+/// worker starts, as run_case orders it). Waiting forks take precedence over new
+/// scopes, so a fork is never starved. Cheap when one thread runs.
+class OracleScope {
+ public:
+  OracleScope();
+  ~OracleScope();
+  OracleScope(const OracleScope&) = delete;
+  OracleScope& operator=(const OracleScope&) = delete;
+};
+
+namespace detail {
+/// Held by the forking thread around fork(): waits until no other thread holds an OracleScope.
+class ForkExclusive {
+ public:
+  ForkExclusive();
+  ~ForkExclusive();
+  ForkExclusive(const ForkExclusive&) = delete;
+  ForkExclusive& operator=(const ForkExclusive&) = delete;
+  /// In the forked child: release nothing (the gate's state there is a frozen copy).
+  void disown() { owned_ = false; }
+
+ private:
+  bool owned_ = true;
+};
+}  // namespace detail
+
+}  // namespace kc::isolate

@@ -55,7 +55,8 @@ enum class Method {
 std::span<const EnumEntry<Method>> method_table();
 inline std::string_view method_name(Method m) { return enum_name(method_table(), m); }
 
-/// A stored row-major float matrix: rows x cols with leading dimension ld >= cols.
+/// A stored row-major float matrix: rows x cols with leading dimension ld >= cols,
+/// or ld = 0: every row is the same stored row (a broadcast, e.g. a bias as C0).
 struct MatrixRef {
   const float* data = nullptr;
   std::int64_t rows = 0, cols = 0, ld = 0;
@@ -124,6 +125,13 @@ kc::Result<Result> verify_gemm(const GemmProblem& problem, const Options& option
 /// BF16 tensors are read as floats; FP64 is kUnimplemented (the checks
 /// compute in FP64 and need headroom above the kernel's precision).
 kc::Result<Result> verify_matmul(const Call& inputs, const Call& outputs, Options options);
+
+/// The matmul inside a fused op: fused_matmul's C = act(A B + bias) checked as
+/// the GEMM C = A B + 1 bias^T (bias as a broadcast C0, leading dimension 0).
+/// kUnimplemented for a nonlinear activation, which hides the product (the
+/// full oracle judges those). Other fused ops (attention) plug in the same way:
+/// expose the stage whose output is linear in a product as a GemmProblem.
+kc::Result<Result> verify_fused_matmul(const Call& inputs, const Call& outputs, Options options);
 
 /// The per-element coefficient of an error model for accumulation length n in precision p.
 double model_gamma(ErrorModel model, double n, DType p, double lambda);

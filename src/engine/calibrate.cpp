@@ -1,5 +1,8 @@
 #include "kc/calibrate.h"
 
+#include "engine/schedule.h"
+#include "kc/isolate.h"
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -55,6 +58,8 @@ VisibleTest run_visible_test(const Impl& impl, std::uint64_t seed) {
     }
     Call call = std::move(call_or).value();
     op->fill(call, FillSpec{FillSpec::Kind::kNormal, 0, 1}, rng);
+    // The answer stays out of workers other threads fork meanwhile (kc/isolate.h).
+    const isolate::OracleScope oracle_scope;
     auto oracle = op->oracle(call, options);
     if (!oracle.ok()) {
       vt.detail = "oracle failed: " + oracle.status().message();
@@ -104,6 +109,13 @@ CalibrationResult run_calibration(const CheckRequest& request, BackendRegistry& 
   std::map<std::string, const Calibration*> by_contract;
   for (const auto& c : loaded.calibrations) by_contract[c.contract] = &c;
 
+  // Every trio member in order; rows run on several threads (--jobs) where
+  // case_schedule allows, and land in result.rows in this order.
+  struct Job {
+    std::size_t contract;
+    std::shared_ptr<const Impl> impl;
+  };
+  std::vector<Job> jobs;
   for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
     const Contract& contract = loaded.contracts[ci];
     if (!selected(request.contracts, contract.id)) continue;
@@ -121,38 +133,47 @@ CalibrationResult run_calibration(const CheckRequest& request, BackendRegistry& 
       row.role = role;
       row.impl = name;
       auto impl = registry.find_impl(name);
-      if (!impl) {
-        row.problem = "impl '" + name + "' not found";
-        result.rows.push_back(row);
-        continue;
-      }
-      row.visible = run_visible_test(*impl, request.seed);
-      row.contract_result =
-          run_case(contract, loaded.files[ci], *impl, backend_of(impl->declaration().backend), request);
-      const Verdict v = row.contract_result.verdict;
-      switch (role) {
-        case TrioRole::kBaseline:
-          row.state_ok = !row.visible.pass;
-          if (!row.state_ok) row.problem = "baseline passes the visible test";
-          break;
-        case TrioRole::kBad:
-          row.state_ok = row.visible.pass && v == Verdict::kViolation &&
-                         (contract.violation.signatures.empty() || row.contract_result.signature_expected);
-          if (!row.visible.pass) row.problem = "bad impl fails the visible test: " + row.visible.detail;
-          else if (v != Verdict::kViolation) row.problem = "bad impl not caught: " + row.contract_result.reason;
-          else if (!row.state_ok) row.problem = "caught, but not with the contract's signature";
-          break;
-        case TrioRole::kGood:
-          row.state_ok = row.visible.pass && v == Verdict::kConforming;
-          if (!row.visible.pass) row.problem = "good impl fails the visible test: " + row.visible.detail;
-          else if (v != Verdict::kConforming) row.problem = "good impl judged " +
-                                                            std::string(verdict_name(v)) + ": " +
-                                                            row.contract_result.reason;
-          break;
-      }
-      result.rows.push_back(std::move(row));
+      if (!impl) row.problem = "impl '" + name + "' not found";
+      result.rows.push_back(row);
+      jobs.push_back({ci, impl});
     }
   }
+  run_ordered(
+      jobs.size(), effective_jobs(request.jobs),
+      [&](std::size_t i) {
+        return jobs[i].impl && !case_schedule(loaded.contracts[jobs[i].contract], *jobs[i].impl, request).parallel;
+      },
+      [&](std::size_t i) {
+        const Job& job = jobs[i];
+        if (!job.impl) return;
+        const Contract& contract = loaded.contracts[job.contract];
+        CalibrationRow& row = result.rows[i];
+        row.visible = run_visible_test(*job.impl, request.seed);
+        row.contract_result = run_case(contract, loaded.files[job.contract], *job.impl,
+                                       backend_of(job.impl->declaration().backend), request);
+        const Verdict v = row.contract_result.verdict;
+        switch (row.role) {
+          case TrioRole::kBaseline:
+            row.state_ok = !row.visible.pass;
+            if (!row.state_ok) row.problem = "baseline passes the visible test";
+            break;
+          case TrioRole::kBad:
+            row.state_ok = row.visible.pass && v == Verdict::kViolation &&
+                           (contract.violation.signatures.empty() || row.contract_result.signature_expected);
+            if (!row.visible.pass) row.problem = "bad impl fails the visible test: " + row.visible.detail;
+            else if (v != Verdict::kViolation) row.problem = "bad impl not caught: " + row.contract_result.reason;
+            else if (!row.state_ok) row.problem = "caught, but not with the contract's signature";
+            break;
+          case TrioRole::kGood:
+            row.state_ok = row.visible.pass && v == Verdict::kConforming;
+            if (!row.visible.pass) row.problem = "good impl fails the visible test: " + row.visible.detail;
+            else if (v != Verdict::kConforming) row.problem = "good impl judged " +
+                                                              std::string(verdict_name(v)) + ": " +
+                                                              row.contract_result.reason;
+            break;
+        }
+      },
+      [](std::size_t) {});
   return result;
 }
 

@@ -2,6 +2,7 @@
 // verdict in the trace as soon as it exists.
 #include <cstdio>
 
+#include "engine/schedule.h"
 #include "kc/engine.h"
 #include "kc/report.h"
 
@@ -59,30 +60,43 @@ CheckResult run_check(const CheckRequest& request, BackendRegistry& registry) {
   }
   static const BackendInfo kUnknown{"?", true, "", "", ""};
 
-  std::size_t total = 0, done = 0;
-  for (const auto& c : loaded.contracts) total += selected(request.contracts, c.id) ? entries.size() : 0;
-
+  // The cases in plan order: contracts in load order, impls in registry order.
+  struct Job {
+    std::size_t contract;
+    const Entry* entry;
+  };
+  std::vector<Job> jobs;
   for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
-    const Contract& contract = loaded.contracts[ci];
-    if (!selected(request.contracts, contract.id)) continue;
-    for (const auto& e : entries) {
-      CaseResult r = run_case(contract, loaded.files[ci], *e.impl, e.info ? *e.info : kUnknown, request);
-      ++done;
-      if (request.progress) {
-        std::fprintf(stderr, "\r[%zu/%zu] %-12s %-28s %s\033[K", done, total, contract.id.c_str(),
-                     r.impl.c_str(), std::string(verdict_name(r.verdict)).c_str());
-        std::fflush(stderr);
-      }
-      // Not-applicable pairs are the bulk of a cross product; they are kept in
-      // the result (the matrix shows them) but not in the trace.
-      if (trace && r.verdict != Verdict::kNotApplicable) {
-        if (Status s = trace->append(r); !s.ok()) {
-          std::fprintf(stderr, "kc: trace write failed: %s\n", s.to_string().c_str());
-        }
-      }
-      result.cases.push_back(std::move(r));
-    }
+    if (!selected(request.contracts, loaded.contracts[ci].id)) continue;
+    for (const auto& e : entries) jobs.push_back({ci, &e});
   }
+  const std::size_t total = jobs.size();
+  std::vector<CaseResult> results(total);
+  result.cases.reserve(total);
+  run_ordered(
+      total, effective_jobs(request.jobs),
+      [&](std::size_t i) { return !case_schedule(loaded.contracts[jobs[i].contract], *jobs[i].entry->impl, request).parallel; },
+      [&](std::size_t i) {
+        const Job& j = jobs[i];
+        results[i] = run_case(loaded.contracts[j.contract], loaded.files[j.contract], *j.entry->impl,
+                              j.entry->info ? *j.entry->info : kUnknown, request);
+      },
+      [&](std::size_t i) {
+        CaseResult& r = results[i];
+        if (request.progress) {
+          std::fprintf(stderr, "\r[%zu/%zu] %-12s %-28s %s\033[K", i + 1, total, r.contract_id.c_str(),
+                       r.impl.c_str(), std::string(verdict_name(r.verdict)).c_str());
+          std::fflush(stderr);
+        }
+        // Not-applicable pairs are the bulk of a cross product; they are kept in
+        // the result (the matrix shows them) but not in the trace.
+        if (trace && r.verdict != Verdict::kNotApplicable) {
+          if (Status s = trace->append(r); !s.ok()) {
+            std::fprintf(stderr, "kc: trace write failed: %s\n", s.to_string().c_str());
+          }
+        }
+        result.cases.push_back(std::move(r));
+      });
   if (request.progress && total > 0) std::fprintf(stderr, "\r\033[K");
   return result;
 }

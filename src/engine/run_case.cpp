@@ -355,7 +355,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   // with a higher-precision oracle under a componentwise bound: kc::verify
   // judges with the same bound (docs/verify.md). Probes, policies and repeated
   // invocations keep the oracle.
-  const bool fast_eligible = request.fast && op.name() == "matmul" &&
+  const bool fast_eligible = request.fast && (op.name() == "matmul" || op.name() == "fused_matmul") &&
                              post.kind == Postcondition::Kind::kElementwiseClose &&
                              contract.reference.kind == Reference::Kind::kHigherPrecision && !plan.probe &&
                              !plan.policy_judge && plan.invocations == 1;
@@ -418,6 +418,9 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
       // The worker starts before the oracle runs: its memory is a copy of kc's.
       if (Status ws = worker.prepare(call); !ws.ok())
         return finish(Verdict::kError, "cannot start a worker process: " + ws.message());
+      // From here to the end of the sample the oracle's answer is in memory: no
+      // other case's worker is forked meanwhile (kc/isolate.h, OracleScope).
+      const isolate::OracleScope oracle_scope;
       const Tolerance* fast_tol =
           fast_eligible && config.dtype != DType::kF64 ? bound_tolerance(contract.tolerance, config.dtype) : nullptr;
       // Under --fast the O(MNK) oracle is computed only if the fast check flags the sample.
@@ -625,7 +628,8 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           vo.gamma = *factor;  // the contract's c * gamma(K + 2, P): the same per-element bound
           vo.precision = call.config.dtype;
           vo.seed = derive_seed(seed, 0x66617374ull);  // "fast"
-          auto fr = verify::verify_matmul(inputs, call, vo);
+          auto fr = op.name() == "fused_matmul" ? verify::verify_fused_matmul(inputs, call, vo)
+                                                : verify::verify_matmul(inputs, call, vo);
           if (fr.ok() && fr->pass) {
             ++st.fast_decided;
             config_ratios.push_back(fr->worst_ratio);

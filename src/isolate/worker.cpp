@@ -557,7 +557,13 @@ Status Worker::prepare(const Call& call) {
                     2 * static_cast<std::int64_t>(tensor_bytes) + (std::int64_t{64} << 20);
   std::fflush(nullptr);  // the worker must not inherit (and repeat) buffered output
   const pid_t parent = getpid();
-  const pid_t pid = fork();
+  pid_t pid;
+  {
+    // No other thread's oracle is in memory while the worker's copy is taken.
+    detail::ForkExclusive exclusive;
+    pid = fork();
+    if (pid == 0) exclusive.disown();  // the child's copy of the gate is never touched
+  }
   if (pid < 0) {
     close(sv[0]);
     close(sv[1]);
@@ -565,7 +571,11 @@ Status Worker::prepare(const Call& call) {
     return internal_error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    close(sv[0]);
+    // Only the worker's own socket: with cases on several threads, kc holds
+    // other workers' sockets, and a copy kept open here would keep those
+    // workers from seeing their socket close.
+    if (sv[1] > 3) close_range(3, static_cast<unsigned>(sv[1]) - 1, 0);
+    close_range(static_cast<unsigned>(sv[1]) + 1, ~0u, 0);
     child_main(impl_, call, *c, sv[1], limits_, parent);
   }
   close(sv[1]);

@@ -25,6 +25,7 @@
 
 #include "kc/rng.h"
 #include "kc/verify.h"
+#include "verify/thin_product.h"
 
 namespace kc::verify {
 
@@ -46,200 +47,11 @@ constexpr std::array<EnumEntry<Method>, 4> kMethods{{
     {Method::kFullOracle, "full_oracle", "every output element against the FP64 oracle"},
 }};
 
-// Four doubles; GCC lowers it to two SSE2 registers in the default clone and
-// to one AVX register in the AVX2 + FMA build. The module builds with
-// -ffp-contract=fast so that clone fuses x * y + a: the FP64 bound of the
-// check covers fused and unfused products alike.
-typedef double V4 __attribute__((vector_size(32)));
-
-constexpr std::int64_t kBlock = 512;  // row chunk converted to double once (4 KiB per array)
-constexpr int kMaxVectors = 64;       // signed + abs probe vectors in one pass
-
-/// acc[r][p] += sum_j bufs[r][j] vs[p][j] over j < len4 (a multiple of 4):
-/// an R x P register tile, so each load of a probe chunk feeds R rows and each
-/// load of a row chunk feeds P probes.
-template <int R, int P>
-[[gnu::always_inline]] inline void tile(const double* const* bufs, const double* const* vs, std::int64_t len4,
-                                        V4* acc, int ldacc) {
-  V4 a[R][P];
-  for (int r = 0; r < R; ++r)
-    for (int p = 0; p < P; ++p) a[r][p] = acc[r * ldacc + p];
-  for (std::int64_t j = 0; j < len4; j += 4) {
-    V4 x[R], y[P];
-    for (int r = 0; r < R; ++r) std::memcpy(&x[r], bufs[r] + j, sizeof(V4));
-    for (int p = 0; p < P; ++p) std::memcpy(&y[p], vs[p] + j, sizeof(V4));
-    for (int r = 0; r < R; ++r)
-      for (int p = 0; p < P; ++p) a[r][p] += x[r] * y[p];
-  }
-  for (int r = 0; r < R; ++r)
-    for (int p = 0; p < P; ++p) acc[r * ldacc + p] = a[r][p];
-}
-
-/// Runs tile<R, *> over np vectors, two at a time.
-template <int R>
-[[gnu::always_inline]] inline void tiles(const double* const* bufs, const double* const* vs, int np,
-                                         std::int64_t len4, V4* acc, int ldacc) {
-  int p = 0;
-  for (; p + 2 <= np; p += 2) tile<R, 2>(bufs, vs + p, len4, acc + p, ldacc);
-  if (np - p == 1) tile<R, 1>(bufs, vs + p, len4, acc + p, ldacc);
-}
-
-/// For R stored rows: out[r][p] = sum_j row_r[j] v[p][j] for p < nv, and
-/// abs_out[r][q] = sum_j |row_r[j]| w[q][j] for q < na. Vectors are stored
-/// with stride ldv. Each dot is a sum of four interleaved partial sums, in
-/// blocks: a reordering the FP64 bound already covers.
-template <int R>
-[[gnu::always_inline]] inline void row_dots_impl(const float* const* rows, std::int64_t n, const double* v, int nv,
-                                                 const double* w, int na, std::int64_t ldv, double* out,
-                                                 double* abs_out) {
-  V4 acc[R * kMaxVectors];
-  for (int i = 0; i < R * kMaxVectors; ++i) acc[i] = V4{0, 0, 0, 0};
-  // Rows of the buffers are kBlock + 24 doubles apart: power-of-two strides
-  // make the row loads alias in the L1 (4 KiB aliasing) and stall the stores.
-  alignas(32) double buf[R][kBlock + 24];
-  alignas(32) double abuf[R][kBlock + 40];
-  const double* bp[R];
-  const double* abp[R];
-  const double* vp[kMaxVectors];
-  for (int r = 0; r < R; ++r) {
-    bp[r] = buf[r];
-    abp[r] = abuf[r];
-  }
-  double tail[R][kMaxVectors] = {};
-  for (std::int64_t j0 = 0; j0 < n; j0 += kBlock) {
-    const std::int64_t len = std::min(kBlock, n - j0);
-    const std::int64_t len4 = len & ~std::int64_t{3};
-    for (int r = 0; r < R; ++r)
-      for (std::int64_t j = 0; j < len; ++j) {
-        buf[r][j] = static_cast<double>(rows[r][j0 + j]);
-        abuf[r][j] = std::fabs(buf[r][j]);
-      }
-    for (int p = 0; p < nv; ++p) vp[p] = v + p * ldv + j0;
-    for (int q = 0; q < na; ++q) vp[nv + q] = w + q * ldv + j0;
-    tiles<R>(bp, vp, nv, len4, acc, kMaxVectors);
-    tiles<R>(abp, vp + nv, na, len4, acc + nv, kMaxVectors);
-    for (int r = 0; r < R; ++r)
-      for (std::int64_t j = len4; j < len; ++j) {
-        for (int p = 0; p < nv; ++p) tail[r][p] += buf[r][j] * vp[p][j];
-        for (int q = 0; q < na; ++q) tail[r][nv + q] += abuf[r][j] * vp[nv + q][j];
-      }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int p = 0; p < nv + na; ++p) {
-      const V4& a = acc[r * kMaxVectors + p];
-      const double s = ((a[0] + a[1]) + (a[2] + a[3])) + tail[r][p];
-      if (p < nv) out[r * kMaxVectors + p] = s;
-      else abs_out[r * kMaxVectors + p - nv] = s;
-    }
-  }
-}
-
-/// row_dots_impl (one row per call; see thin_product), compiled for AVX2 + FMA and for the
-/// x86-64 baseline, picked at run time (arch= clones would key on the CPU
-/// model name, which misses AMD parts with the same instructions).
-#define KC_ROW_DOTS_BODY                                                          \
-  (void)nrows;                                                                \
-  row_dots_impl<1>(rows, n, v, nv, w, na, ldv, out, abs_out);
-using RowDotsFn = void (*)(const float* const*, int, std::int64_t, const double*, int, const double*, int,
-                           std::int64_t, double*, double*);
-__attribute__((target("avx2,fma"))) void row_dots_avx2(const float* const* rows, int nrows, std::int64_t n,
-                                                      const double* v, int nv, const double* w, int na,
-                                                      std::int64_t ldv, double* out, double* abs_out) {
-  KC_ROW_DOTS_BODY
-}
-void row_dots_base(const float* const* rows, int nrows, std::int64_t n, const double* v, int nv, const double* w,
-                   int na, std::int64_t ldv, double* out, double* abs_out) {
-  KC_ROW_DOTS_BODY
-}
-#undef KC_ROW_DOTS_BODY
-
-RowDotsFn pick_row_dots() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return row_dots_avx2;
-#endif
-  return row_dots_base;
-}
-const RowDotsFn row_dots = pick_row_dots();
-
-/// y[p][c] += row[c] * s[p], |y|: ya[q][c] += |row[c]| * sa[q] for c in [c0, c1).
-void row_axpys(const float* row, std::int64_t c0,
-                                                                  std::int64_t c1, const double* s,
-                                                                  int nv, const double* sa, int na,
-                                                                  double* y, double* ya,
-                                                                  std::int64_t ldy) {
-  for (std::int64_t c = c0; c < c1; ++c) {
-    const double x = static_cast<double>(row[c]);
-    const double ax = std::fabs(x);
-    for (int p = 0; p < nv; ++p) y[p * ldy + c] += x * s[p];
-    for (int q = 0; q < na; ++q) ya[q * ldy + c] += ax * sa[q];
-  }
-}
-
-/// Runs body(begin, end) over [0, n) split across threads.
-template <typename F>
-void parallel_for(std::int64_t n, int threads, F body) {
-  threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 64)));
-  if (threads <= 1) {
-    body(std::int64_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const std::int64_t step = (n + threads - 1) / threads;
-  for (int t = 1; t < threads; ++t) {
-    const std::int64_t b = std::min(n, t * step), e = std::min(n, (t + 1) * step);
-    pool.emplace_back([&body, b, e] { body(b, e); });
-  }
-  body(std::int64_t{0}, std::min(n, step));
-  for (auto& th : pool) th.join();
-}
-
-/// The thin products of one operand with the probe vectors. For the stored
-/// matrix M (rows x cols) and its use op(M) = M (transposed false) or M^T:
-/// out[p] = op(M) v[p] and abs_out[q] = |op(M)| w[q], vectors of length
-/// op(M)'s column count, outputs of its row count, all p-major.
-void thin_product(const MatrixRef& m, bool transposed, const std::vector<double>& v, int nv,
-                  const std::vector<double>& w, int na, int threads, std::vector<double>* out,
-                  std::vector<double>* abs_out) {
-  const std::int64_t out_len = transposed ? m.cols : m.rows;
-  const std::int64_t in_len = transposed ? m.rows : m.cols;
-  out->assign(static_cast<std::size_t>(nv * out_len), 0.0);
-  abs_out->assign(static_cast<std::size_t>(na * out_len), 0.0);
-  if (!transposed) {
-    parallel_for(m.rows, threads, [&](std::int64_t b, std::int64_t e) {
-      double o[4 * kMaxVectors], oa[4 * kMaxVectors];
-      for (std::int64_t r = b; r < e;) {
-        // One row at a time: measured 2.5x faster here than four-row tiles,
-        // whose four streams 8 KiB apart thrash the L1 at power-of-two n.
-        const int nr = 1;
-        const float* rows[4];
-        for (int t = 0; t < nr; ++t) rows[t] = m.data + (r + t) * m.ld;
-        row_dots(rows, nr, m.cols, v.data(), nv, w.data(), na, in_len, o, oa);
-        for (int t = 0; t < nr; ++t) {
-          for (int p = 0; p < nv; ++p) (*out)[p * out_len + r + t] = o[t * kMaxVectors + p];
-          for (int q = 0; q < na; ++q) (*abs_out)[q * out_len + r + t] = oa[t * kMaxVectors + q];
-        }
-        r += nr;
-      }
-    });
-    return;
-  }
-  // Transposed use: stream the stored rows, each column range owned by one thread.
-  parallel_for(m.cols, threads, [&](std::int64_t b, std::int64_t e) {
-    double s[kMaxVectors], sa[kMaxVectors];
-    for (std::int64_t r = 0; r < m.rows; ++r) {
-      for (int p = 0; p < nv; ++p) s[p] = v[p * in_len + r];
-      for (int q = 0; q < na; ++q) sa[q] = w[q * in_len + r];
-      row_axpys(m.data + r * m.ld, b, e, s, nv, sa, na, out->data(), abs_out->data(), out_len);
-    }
-  });
-}
-
 Status check_matrix(const MatrixRef& m, std::int64_t rows, std::int64_t cols, const char* name) {
   if (m.rows != rows || m.cols != cols)
     return invalid_argument(std::string(name) + " is " + std::to_string(m.rows) + " x " + std::to_string(m.cols) +
                             ", expected " + std::to_string(rows) + " x " + std::to_string(cols));
-  if (m.ld < std::max<std::int64_t>(1, cols))
+  if (m.ld != 0 && m.ld < std::max<std::int64_t>(1, cols))
     return invalid_argument(std::string(name) + " leading dimension " + std::to_string(m.ld) + " < its columns");
   if (m.data == nullptr && rows > 0 && cols > 0) return invalid_argument(std::string(name) + " has no data");
   return ok_status();
@@ -278,8 +90,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
   if (use_c0) KC_RETURN_IF_ERROR(check_matrix(pr.c0, M, N, "C0"));
   KC_RETURN_IF_ERROR(check_matrix(pr.c, M, N, "C"));
   const int nv = opt.probes;
-  const int na = opt.probe == ProbeKind::kRademacher ? std::min(nv, 1) : nv;
-  if (nv < 0 || nv + na > kMaxVectors) return invalid_argument("probes must be in [0, 32] (Gaussian) or [0, 63] (Rademacher)");
+  if (nv < 0 || nv > detail::kMaxPassVectors) return invalid_argument("probes must be in [0, 64]");
   const int threads =
       opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
@@ -287,51 +98,124 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
   const double u = unit_roundoff(opt.precision);
   const double g = opt.gamma > 0 ? opt.gamma : model_gamma(opt.model, static_cast<double>(K) + 2, opt.precision, opt.lambda);
   res.gamma = g;
-  // FP64 rounding of the check's own sums: every computed quantity is a sum of
-  // at most N + K + 4 products (y = C x, z = A (B x), the beta term, the difference).
-  const double gd = gamma(static_cast<double>(N + K + 4), DType::kF64);
   if (!(g < 1)) return invalid_argument("the error model's gamma is >= 1: K is too large for the precision");
 
   Rng rng(opt.seed);
-  // ---- Freivalds: probes p-major, x[p * N + j].
+  // ---- Freivalds: probes p-major with padded strides (detail::padded_stride).
   if (nv > 0 && M > 0) {
     res.probes = nv;
-    std::vector<double> x(static_cast<std::size_t>(nv * N)), xa(static_cast<std::size_t>(na * N));
-    for (auto& e : x) e = opt.probe == ProbeKind::kRademacher ? ((rng.next_u64() >> 63) ? 1.0 : -1.0) : rng.normal();
-    if (opt.probe == ProbeKind::kRademacher) {
-      std::fill(xa.begin(), xa.end(), 1.0);
-    } else {
-      for (std::size_t i = 0; i < xa.size(); ++i) xa[i] = std::fabs(x[i]);
-    }
-    std::vector<double> y, ya;  // C_hat x, |C_hat||x|   (M)
-    thin_product(pr.c, false, x, nv, xa, na, threads, &y, &ya);
-    std::vector<double> z(static_cast<std::size_t>(nv * M), 0.0), za(static_cast<std::size_t>(na * M), 0.0);
+    const bool rademacher = opt.probe == ProbeKind::kRademacher;
+    const std::int64_t ldx = detail::padded_stride(N), ldw = detail::padded_stride(K),
+                       ldm = detail::padded_stride(M);
+    std::vector<double> x(static_cast<std::size_t>(nv * ldx), 0.0);
+    for (int p = 0; p < nv; ++p)
+      for (std::int64_t j = 0; j < N; ++j)
+        x[static_cast<std::size_t>(p * ldx + j)] = rademacher ? ((rng.next_u64() >> 63) ? 1.0 : -1.0) : rng.normal();
+    auto pass = [&](const MatrixRef& m, bool transposed, const double* v, int count, std::int64_t ldv,
+                    bool abs_rows, const float* wa, double* out, std::int64_t ldo, float* mag) {
+      detail::ThinPass ps;
+      ps.m = &m;
+      ps.transposed = transposed;
+      ps.v = v;
+      ps.nv = count;
+      ps.ldv = ldv;
+      ps.abs_rows = abs_rows;
+      ps.wa = wa;
+      ps.out = out;
+      ps.ldo = ldo;
+      ps.mag = mag;
+      ps.threads = threads;
+      detail::thin_pass(ps);
+    };
+    // Signed products in FP64: y = C_hat X, z = op(A) (op(B) X), c0x = C0 X.
+    // Rademacher probes: |X| is all ones, so |op(B)||X| 1-vector, |op(A)|(|op(B)||X|)
+    // and |C_hat||X| are single FP32 magnitude products taken in the same passes.
+    const std::size_t msize = static_cast<std::size_t>(nv * ldm);
+    std::vector<double> y(msize), z(msize, 0.0), c0x;
+    std::vector<float> ones(static_cast<std::size_t>(std::max<std::int64_t>(N, 1)), 1.0f);
+    std::vector<float> ca32(static_cast<std::size_t>(M)), za32(static_cast<std::size_t>(M), 0.0f),
+        c0a32(static_cast<std::size_t>(M), 0.0f), wa32(static_cast<std::size_t>(std::max<std::int64_t>(K, 1)));
+    pass(pr.c, false, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, y.data(), ldm, ca32.data());
     if (use_ab) {
-      std::vector<double> w, wa;  // op(B) x, |op(B)||x|   (K)
-      thin_product(pr.b, pr.trans_b, x, nv, xa, na, threads, &w, &wa);
-      thin_product(pr.a, pr.trans_a, w, nv, wa, na, threads, &z, &za);
+      std::vector<double> w(static_cast<std::size_t>(nv * ldw));
+      pass(pr.b, pr.trans_b, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, w.data(), ldw,
+           wa32.data());
+      pass(pr.a, pr.trans_a, w.data(), nv, ldw, false, rademacher ? wa32.data() : nullptr, z.data(), ldm,
+           za32.data());
     }
-    std::vector<double> c0x, c0a;
-    if (use_c0) thin_product(pr.c0, false, x, nv, xa, na, threads, &c0x, &c0a);
+    if (use_c0) {
+      c0x.resize(msize);
+      pass(pr.c0, false, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, c0x.data(), ldm,
+           c0a32.data());
+    }
 
+    // Upper bounds, in FP64, on the exact magnitudes m|x| = |alpha||op(A)|(|op(B)||x|) + |beta||C0||x|
+    // and |C_hat||x|: nq of them per row (one for Rademacher probes, one per probe otherwise).
+    // A computed sum s_hat of nonnegative terms, each through at most d roundings of unit
+    // roundoff u_, satisfies s <= (s_hat + d eta) / (1 - d u_) (eta: the subnormal spacing, for
+    // an FMA whose result underflows; additions of floats are exact in the subnormal range).
+    const int nq = rademacher ? 1 : nv;
+    std::vector<double> mag(static_cast<std::size_t>(nq * M)), cabs(static_cast<std::size_t>(nq * M));
+    const double u32 = unit_roundoff(DType::kF32), u64 = unit_roundoff(DType::kF64), eta32 = 0x1p-149;
+    const double dn = static_cast<double>(N) + 16, dk = static_cast<double>(K) + 16;
     const double aa = std::fabs(pr.alpha), ab = std::fabs(pr.beta);
+    bool inputs_fp64 = !rademacher || dn * u32 >= 0.5 || dk * u32 >= 0.5, c_fp64 = inputs_fp64;
+    if (!inputs_fp64) {
+      for (std::int64_t i = 0; i < M; ++i) {
+        const double zi = (static_cast<double>(za32[i]) + dk * eta32) / (1 - dk * u32) / (1 - dn * u32);
+        const double mi = aa * zi + ab * (static_cast<double>(c0a32[i]) / (1 - dn * u32));
+        const double ci = static_cast<double>(ca32[i]) / (1 - dn * u32);
+        if (!std::isfinite(mi)) inputs_fp64 = true;  // an FP32 sum overflowed: redo in FP64
+        if (!std::isfinite(ci)) c_fp64 = true;
+        mag[i] = mi;
+        cabs[i] = ci;
+      }
+    }
+    if (inputs_fp64 || c_fp64) {
+      // FP64 magnitudes: |op(M)| applied to |x| by the same kernel. FP32 x FP64
+      // products cannot underflow or overflow in FP64, so d = in_len + 8 roundings.
+      const double d64n = static_cast<double>(N) + 8, d64k = static_cast<double>(K) + 8;
+      std::vector<double> xa(static_cast<std::size_t>(nq * ldx), 0.0);
+      for (int q = 0; q < nq; ++q)
+        for (std::int64_t j = 0; j < N; ++j)
+          xa[static_cast<std::size_t>(q * ldx + j)] = std::fabs(x[static_cast<std::size_t>(q * ldx + j)]);
+      std::vector<double> t(static_cast<std::size_t>(nq * ldm));
+      if (c_fp64) {
+        pass(pr.c, false, xa.data(), nq, ldx, true, nullptr, t.data(), ldm, nullptr);
+        for (int q = 0; q < nq; ++q)
+          for (std::int64_t i = 0; i < M; ++i) cabs[q * M + i] = t[q * ldm + i] / (1 - d64n * u64);
+      }
+      if (inputs_fp64) {
+        std::vector<double> za(static_cast<std::size_t>(nq * ldm), 0.0), c0a(static_cast<std::size_t>(nq * ldm), 0.0);
+        if (use_ab) {
+          std::vector<double> wa(static_cast<std::size_t>(nq * ldw));
+          pass(pr.b, pr.trans_b, xa.data(), nq, ldx, true, nullptr, wa.data(), ldw, nullptr);
+          pass(pr.a, pr.trans_a, wa.data(), nq, ldw, true, nullptr, za.data(), ldm, nullptr);
+        }
+        if (use_c0) pass(pr.c0, false, xa.data(), nq, ldx, true, nullptr, c0a.data(), ldm, nullptr);
+        for (int q = 0; q < nq; ++q)
+          for (std::int64_t i = 0; i < M; ++i)
+            mag[q * M + i] = (aa * za[q * ldm + i] / (1 - d64k * u64) + ab * c0a[q * ldm + i]) / (1 - d64n * u64);
+      }
+    }
+
+    // FP64 rounding of the signed sums: w = op(B) x and y = C x take at most N + 8 roundings per
+    // term, z = op(A) w another K + 8, then alpha, beta and the difference: gamma_(N+K+20)(u_64)
+    // times the exact magnitudes bounds every one of them.
+    const double gd = gamma(static_cast<double>(N + K + 20), DType::kF64);
     for (std::int64_t i = 0; i < M; ++i) {
       bool row_failed = false;
       for (int p = 0; p < nv; ++p) {
-        const int q = opt.probe == ProbeKind::kRademacher ? 0 : p;
-        const std::size_t ip = static_cast<std::size_t>(p * M + i), iq = static_cast<std::size_t>(q * M + i);
+        const int q = rademacher ? 0 : p;
+        const std::size_t ip = static_cast<std::size_t>(p * ldm + i), iq = static_cast<std::size_t>(q * M + i);
         double expect = pr.alpha * z[ip];
-        double mag = aa * za[iq];
-        if (use_c0) {
-          expect += pr.beta * c0x[ip];
-          mag += ab * c0a[iq];
-        }
-        const double cabs = ya[iq];
-        if (!std::isfinite(mag))
+        if (use_c0) expect += pr.beta * c0x[ip];
+        const double m_i = mag[iq], cabs_i = cabs[iq];
+        if (!std::isfinite(m_i))
           return unimplemented("inputs are not finite: the Freivalds bound is undefined (use the full oracle)");
         const double resid = std::fabs(y[ip] - expect);
         const double bound =
-            opt.bound_scale * ((g * mag + u * cabs) / (1 - u) + gd * (mag + cabs)) * (1 + gd);
+            opt.bound_scale * ((g * m_i + u * cabs_i) / (1 - u) + gd * (m_i + cabs_i)) * (1 + gd);
         double ratio = bound > 0 ? resid / bound : (resid == 0 ? 0 : std::numeric_limits<double>::infinity());
         if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();  // NaN in C
         if (ratio > res.freivalds_ratio || res.freivalds_worst_row < 0) {
@@ -352,66 +236,94 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
   }
 
   // ---- Sampled elements: an FP64 dot product each, with its own bound.
-  // Each sample is a random row and a column from one of a few random groups
-  // of kGroup adjacent columns: reading op(B)'s column j strides through
-  // memory, and adjacent columns share cache lines, so gathering the groups'
-  // columns once costs a few passes over B's lines instead of one per sample.
+  // The sample is a grid: sr distinct random rows times sc distinct random
+  // columns (sr sc >= samples). Every element is equally likely to be in it,
+  // and op(B)'s sampled columns are gathered in one pass over B (sc values per
+  // row of B, on one page) into a K x sc block the dot products read in order.
   if (opt.samples > 0 && M > 0 && N > 0) {
-    constexpr std::int64_t kGroup = 16;
-    const std::int64_t s = std::min<std::int64_t>(opt.samples, M * N);
-    const bool all = s == M * N;
-    std::vector<std::int64_t> si(static_cast<std::size_t>(s)), sj(static_cast<std::size_t>(s));
-    std::vector<std::int64_t> groups;
-    const std::int64_t ngroups = std::max<std::int64_t>(1, std::min<std::int64_t>((s + kGroup - 1) / kGroup, 4));
-    for (std::int64_t t = 0; t < ngroups; ++t) groups.push_back(rng.uniform_int(0, std::max<std::int64_t>(0, N - kGroup)));
-    for (std::int64_t t = 0; t < s; ++t) {
-      if (all) {
-        si[t] = t / N;
-        sj[t] = t % N;
+    std::int64_t sr = M, sc = N;
+    if (opt.samples < M * N) {
+      sr = std::min<std::int64_t>(M, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(opt.samples)))));
+      sc = std::min<std::int64_t>(N, (opt.samples + sr - 1) / sr);
+      sr = std::min<std::int64_t>(M, (opt.samples + sc - 1) / sc);
+    }
+    // Distinct indices: a partial Fisher-Yates shuffle when the pick is a large
+    // share of the range, rejection otherwise.
+    auto pick = [&](std::int64_t count, std::int64_t range) {
+      std::vector<std::int64_t> out;
+      if (count * 4 >= range) {
+        std::vector<std::int64_t> all(static_cast<std::size_t>(range));
+        for (std::int64_t t = 0; t < range; ++t) all[t] = t;
+        for (std::int64_t t = 0; t < count; ++t) std::swap(all[t], all[rng.uniform_int(t, range - 1)]);
+        out.assign(all.begin(), all.begin() + count);
       } else {
-        si[t] = rng.uniform_int(0, M - 1);
-        sj[t] = std::min(N - 1, groups[static_cast<std::size_t>(t % ngroups)] + rng.uniform_int(0, kGroup - 1));
-      }
-    }
-    // op(B)'s sampled columns, gathered in one pass: col[t][k].
-    std::vector<double> col;
-    if (use_ab) {
-      col.assign(static_cast<std::size_t>(s * K), 0.0);
-      for (std::int64_t k = 0; k < K; ++k)
-        for (std::int64_t t = 0; t < s; ++t)
-          col[static_cast<std::size_t>(t * K + k)] = pr.trans_b ? elem(pr.b, sj[t], k) : elem(pr.b, k, sj[t]);
-    }
-    const double gk = gamma(static_cast<double>(K + 2), DType::kF64);
-    for (std::int64_t t = 0; t < s; ++t) {
-      const std::int64_t i = si[t], j = sj[t];
-      double dot = 0, mag = 0;
-      if (use_ab) {
-        const double* bc = col.data() + t * K;
-        for (std::int64_t k = 0; k < K; ++k) {
-          const double a = pr.trans_a ? elem(pr.a, k, i) : elem(pr.a, i, k);
-          dot += a * bc[k];
-          mag += std::fabs(a * bc[k]);
+        while (static_cast<std::int64_t>(out.size()) < count) {
+          const std::int64_t v = rng.uniform_int(0, range - 1);
+          if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
         }
       }
-      double ref = pr.alpha * dot;
-      mag *= std::fabs(pr.alpha);
-      if (use_c0) {
-        ref += pr.beta * elem(pr.c0, i, j);
-        mag += std::fabs(pr.beta * elem(pr.c0, i, j));
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    const std::vector<std::int64_t> si = pick(sr, M), sj = pick(sc, N);
+    // bcol[k * sc + t] = op(B)[k][sj[t]]; arow[t * K + k] = op(A)[si[t]][k].
+    std::vector<double> bcol, arow;
+    if (use_ab) {
+      bcol.resize(static_cast<std::size_t>(K * sc));
+      arow.resize(static_cast<std::size_t>(sr * K));
+      if (pr.trans_b) {
+        for (std::int64_t t = 0; t < sc; ++t)
+          for (std::int64_t k = 0; k < K; ++k) bcol[k * sc + t] = elem(pr.b, sj[t], k);
+      } else {
+        for (std::int64_t k = 0; k < K; ++k)
+          for (std::int64_t t = 0; t < sc; ++t) bcol[k * sc + t] = elem(pr.b, k, sj[t]);
       }
-      if (!std::isfinite(mag))
-        return unimplemented("inputs are not finite: the sampled bound is undefined (use the full oracle)");
-      // |C_hat - C*| <= (g mag + u |C*|) / (1 - u) (the kernel), |ref - C*| <= gk mag (this sum).
-      const double bound = opt.bound_scale * ((g * mag + u * std::fabs(ref)) / (1 - u) + gk * mag) * (1 + gk);
-      const double resid = std::fabs(elem(pr.c, i, j) - ref);
-      double ratio = bound > 0 ? resid / bound : (resid == 0 ? 0 : std::numeric_limits<double>::infinity());
-      if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();
-      ++res.samples;
-      if (ratio > 1) ++res.failing_samples;
-      if (ratio > res.sample_ratio || res.sample_worst_row < 0) {
-        res.sample_ratio = ratio;
-        res.sample_worst_row = i;
-        res.sample_worst_col = j;
+      if (pr.trans_a) {
+        for (std::int64_t k = 0; k < K; ++k)
+          for (std::int64_t t = 0; t < sr; ++t) arow[t * K + k] = elem(pr.a, k, si[t]);
+      } else {
+        for (std::int64_t t = 0; t < sr; ++t)
+          for (std::int64_t k = 0; k < K; ++k) arow[t * K + k] = elem(pr.a, si[t], k);
+      }
+    }
+    const double gk = gamma(static_cast<double>(K + 2), DType::kF64);
+    std::vector<double> dot(static_cast<std::size_t>(sc)), dmag(static_cast<std::size_t>(sc));
+    for (std::int64_t tr = 0; tr < sr; ++tr) {
+      const std::int64_t i = si[tr];
+      std::fill(dot.begin(), dot.end(), 0.0);
+      std::fill(dmag.begin(), dmag.end(), 0.0);
+      if (use_ab) {
+        for (std::int64_t k = 0; k < K; ++k) {
+          const double a = arow[tr * K + k];
+          const double* bk = bcol.data() + k * sc;
+          for (std::int64_t tc = 0; tc < sc; ++tc) {
+            dot[tc] += a * bk[tc];
+            dmag[tc] += std::fabs(a * bk[tc]);
+          }
+        }
+      }
+      for (std::int64_t tc = 0; tc < sc; ++tc) {
+        const std::int64_t j = sj[tc];
+        double ref = pr.alpha * dot[tc];
+        double mag = std::fabs(pr.alpha) * dmag[tc];
+        if (use_c0) {
+          ref += pr.beta * elem(pr.c0, i, j);
+          mag += std::fabs(pr.beta * elem(pr.c0, i, j));
+        }
+        if (!std::isfinite(mag))
+          return unimplemented("inputs are not finite: the sampled bound is undefined (use the full oracle)");
+        // |C_hat - C*| <= (g mag + u |C*|) / (1 - u) (the kernel), |ref - C*| <= gk mag (this sum).
+        const double bound = opt.bound_scale * ((g * mag + u * std::fabs(ref)) / (1 - u) + gk * mag) * (1 + gk);
+        const double resid = std::fabs(elem(pr.c, i, j) - ref);
+        double ratio = bound > 0 ? resid / bound : (resid == 0 ? 0 : std::numeric_limits<double>::infinity());
+        if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();
+        ++res.samples;
+        if (ratio > 1) ++res.failing_samples;
+        if (ratio > res.sample_ratio || res.sample_worst_row < 0) {
+          res.sample_ratio = ratio;
+          res.sample_worst_row = i;
+          res.sample_worst_col = j;
+        }
       }
     }
   }
@@ -481,6 +393,38 @@ kc::Result<Result> verify_matmul(const Call& inputs, const Call& outputs, Option
   KC_ASSIGN_OR_RETURN(p.c0, ref(inputs.t("C")));
   KC_ASSIGN_OR_RETURN(p.c, ref(outputs.t("C")));
   if (options.precision == DType::kF32 && inputs.config.dtype != DType::kF32) options.precision = inputs.config.dtype;
+  return verify_gemm(p, options);
+}
+
+kc::Result<Result> verify_fused_matmul(const Call& inputs, const Call& outputs, Options options) {
+  if (inputs.op != "fused_matmul" || !inputs.has("A") || !inputs.has("B") || !inputs.has("bias") ||
+      !outputs.has("C"))
+    return invalid_argument("verify_fused_matmul needs a fused_matmul call with tensors A, B, bias, C");
+  // C = act(A B + bias). Freivalds needs C to be linear in the product: only
+  // the identity activation leaves A B + bias observable. A nonlinear one
+  // (relu, gelu, silu) hides it, and its output is judged by the full oracle.
+  const std::string act = inputs.get("activation", "gelu_erf");
+  if (act != "identity")
+    return unimplemented("fused_matmul with activation " + act +
+                         ": the pre-activation A B + bias is not observable, so the fast check cannot judge it");
+  const Tensor& a = inputs.t("A");
+  const Tensor& b = inputs.t("B");
+  const Tensor& bias = inputs.t("bias");
+  const Tensor& c = outputs.t("C");
+  for (const Tensor* t : {&a, &b, &bias, &c})
+    if (t->dtype() != DType::kF32 || t->strides().back() != 1)
+      return unimplemented("the fast fused_matmul check reads unit-stride FP32 tensors");
+  GemmProblem p;
+  p.m = a.dim(0);
+  p.k = a.dim(1);
+  p.n = b.dim(1);
+  p.alpha = 1;
+  p.beta = 1;
+  p.a = {a.data<float>(), p.m, p.k, a.strides()[0]};
+  p.b = {b.data<float>(), p.k, p.n, b.strides()[0]};
+  // The bias as C0 = 1 bias^T: leading dimension 0, every row the same stored row.
+  p.c0 = {bias.data<float>(), p.m, p.n, 0};
+  p.c = {c.data<float>(), p.m, p.n, c.strides()[0]};
   return verify_gemm(p, options);
 }
 

@@ -45,6 +45,12 @@ TEST(Cli, HelpDocumentsExitCodes) {
   EXPECT_NE(r.out.find("2  usage error or malformed contract"), std::string::npos);
 }
 
+TEST(Cli, JobsNeedsANumber) {
+  CliRun r = kc("check contracts --jobs many");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("--jobs needs a number"), std::string::npos) << r.out;
+}
+
 TEST(Cli, UnknownCommandSuggestsNearest) {
   CliRun r = kc("chek");
   EXPECT_EQ(r.code, 2);

@@ -64,7 +64,7 @@ commands:
   status [--dir DIR]   per contract x impl: the ladder level reached and the evidence behind it
   graph [PATHS...]     the contract dependency DAG (`depends` lines): --format mermaid|dot|json
 
-options (check, grade):
+options (check, grade, calibrate):
   --contract GLOB      only contracts whose id matches (repeatable)
   --impl GLOB          only impls whose name matches (repeatable)
   --plugin LIB.so      load a plugin library through the kc_plugin.h C ABI (repeatable)
@@ -82,6 +82,9 @@ options (check, grade):
                        becomes an error verdict; none: in kc's process, for debugging
   --timeout SECONDS    wall-clock limit per kernel call in a worker (default 60)
   --memory-limit SIZE  memory a worker may add per impl, e.g. 512M, 4G (default 4G)
+  --jobs N, -j N       cases run at once, each kernel in its own worker (default 0: one per
+                       core); cases that measure time or determinism and in-process kernels
+                       run alone; results and the trace keep plan order whatever N is
   --fast               judge matmul cases under a `bound` tolerance with the fast verifier
                        (Freivalds probes + sampled elements, O(n^2)) instead of the O(n^3)
                        FP64 oracle; the report's evidence.method says which check decided
@@ -236,6 +239,10 @@ int parse_args(int argc, char** argv, Args* a) {
       std::uint64_t n = 0;
       if (!value(&x) || !parse_u64(x, &n) || n == 0) return usage_error("--threads needs a positive number");
       a->ladder.threads = static_cast<int>(n);
+    } else if (s == "--jobs" || s == "-j") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n) || n > 4096) return usage_error("--jobs needs a number (0: one per core)");
+      a->request.jobs = static_cast<int>(n);
     } else if (s == "--fast") {
       a->request.fast = true;
     } else if (s == "--no-color") {

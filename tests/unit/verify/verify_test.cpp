@@ -13,6 +13,7 @@
 #include "kc/op.h"
 #include "kc/rng.h"
 #include "kc/verify.h"
+#include "verify/thin_product.h"
 
 namespace kc::verify {
 namespace {
@@ -258,6 +259,143 @@ BackendRegistry& registry() {
     return reg;
   }();
   return *r;
+}
+
+// The streaming kernel (src/verify/thin_product.cpp) computes what its header
+// says: FP64 products and an FP32 magnitude product, for both forms, odd
+// sizes, padded strides, every probe-count remainder, one thread and two.
+TEST(ThinPass, MatchesNaiveProductsInBothForms) {
+  struct Shape {
+    std::int64_t rows, cols, pad;
+  };
+  for (const Shape sh : {Shape{7, 5, 0}, Shape{33, 261, 3}, Shape{300, 263, 1}, Shape{260, 301, 0}}) {
+    for (bool transposed : {false, true}) {
+      for (int nv : {1, 4, 7, 12}) {
+        for (bool abs_rows : {false, true}) {
+          Rng rng(static_cast<std::uint64_t>(sh.rows * 131 + sh.cols + nv + (transposed ? 7 : 0)));
+          const std::int64_t ld = sh.cols + sh.pad;
+          std::vector<float> data(static_cast<std::size_t>(sh.rows * ld));
+          for (auto& v : data) v = static_cast<float>(rng.normal());
+          const MatrixRef m{data.data(), sh.rows, sh.cols, ld};
+          const std::int64_t in_len = transposed ? sh.rows : sh.cols, out_len = transposed ? sh.cols : sh.rows;
+          const std::int64_t ldv = detail::padded_stride(in_len), ldo = detail::padded_stride(out_len);
+          std::vector<double> v(static_cast<std::size_t>(nv * ldv));
+          for (auto& e : v) e = rng.normal();
+          std::vector<float> wa(static_cast<std::size_t>(in_len));
+          for (auto& e : wa) e = static_cast<float>(std::fabs(rng.normal()));
+          auto at = [&](std::int64_t i, std::int64_t j) {
+            return static_cast<double>(transposed ? data[j * ld + i] : data[i * ld + j]);
+          };
+          for (int threads : {1, 2}) {
+            std::vector<double> out(static_cast<std::size_t>(nv * ldo), -1.0);
+            std::vector<float> mag(static_cast<std::size_t>(out_len), -1.0f);
+            detail::ThinPass ps;
+            ps.m = &m;
+            ps.transposed = transposed;
+            ps.v = v.data();
+            ps.nv = nv;
+            ps.ldv = ldv;
+            ps.abs_rows = abs_rows;
+            ps.wa = wa.data();
+            ps.out = out.data();
+            ps.ldo = ldo;
+            ps.mag = mag.data();
+            ps.threads = threads;
+            detail::thin_pass(ps);
+            for (std::int64_t i = 0; i < out_len; ++i) {
+              double mref = 0;
+              for (std::int64_t j = 0; j < in_len; ++j) mref += std::fabs(at(i, j)) * wa[j];
+              EXPECT_NEAR(mag[i], mref, 1e-5 * mref) << "row " << i;
+              for (int p = 0; p < nv; ++p) {
+                double ref = 0, scale = 0;
+                for (std::int64_t j = 0; j < in_len; ++j) {
+                  const double a = abs_rows ? std::fabs(at(i, j)) : at(i, j);
+                  ref += a * v[p * ldv + j];
+                  scale += std::fabs(a * v[p * ldv + j]);
+                }
+                ASSERT_NEAR(out[p * ldo + i], ref, 1e-13 * scale)
+                    << sh.rows << "x" << sh.cols << (transposed ? " T" : " N") << " nv " << nv << " probe " << p
+                    << " row " << i << " threads " << threads;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// FP32 magnitude sums that overflow (|C| row sums past 3.4e38 on a finite C)
+// must not turn the bound into infinity: the check redoes them in FP64 and
+// still passes the honest kernel and catches a corrupted element.
+TEST(FreivaldsVerifier, Fp32MagnitudeOverflowFallsBackToFp64) {
+  Rng rng(11);
+  Gemm g(48, 64, 4, false, false, 0, rng);
+  for (auto& v : g.a) v *= 1e19f;
+  for (auto& v : g.b) v *= 1e18f;
+  g.run();
+  double cmax = 0;
+  for (float v : g.c) {
+    ASSERT_TRUE(std::isfinite(v));
+    cmax = std::max(cmax, std::fabs(static_cast<double>(v)));
+  }
+  ASSERT_GT(cmax * 64, 3.5e38) << "the test needs |C| row sums beyond the FP32 range";
+  Options o = opts(3, 10, 0);
+  o.keep_row_bounds = true;
+  auto honest = verify_gemm(g.problem(), o);
+  ASSERT_TRUE(honest.ok()) << honest.status().to_string();
+  EXPECT_TRUE(honest->pass) << honest->detail;
+  EXPECT_TRUE(std::isfinite(honest->freivalds_bound));
+  g.c[5 * 64 + 9] += static_cast<float>(1.5 * honest->row_bounds[5]);
+  auto bad = verify_gemm(g.problem(), o);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(bad->pass);
+  EXPECT_EQ(bad->freivalds_worst_row, 5);
+}
+
+// The matmul inside fused_matmul (identity activation: C = A B + bias) is
+// checked with the bias as a broadcast C0; a nonlinear activation hides the
+// product and is left to the full oracle.
+TEST(FreivaldsVerifier, FusedMatmulIdentityIsCheckedAndNonlinearIsDeclined) {
+  const Op* op = builtin_ops().find("fused_matmul");
+  ASSERT_NE(op, nullptr);
+  Config config;
+  config.params = {{"M", "70"}, {"N", "45"}, {"K", "130"}, {"activation", "identity"}};
+  auto call = op->make_call(config);
+  ASSERT_TRUE(call.ok()) << call.status().to_string();
+  Rng rng(5);
+  op->fill(*call, FillSpec{}, rng);
+  const Call inputs = *call;
+  const Tensor& a = inputs.t("A");
+  const Tensor& b = inputs.t("B");
+  const Tensor& bias = inputs.t("bias");
+  Tensor& c = call->t("C");
+  for (std::int64_t i = 0; i < 70; ++i)
+    for (std::int64_t j = 0; j < 45; ++j) {
+      float acc = 0;
+      for (std::int64_t p = 0; p < 130; ++p) acc += a.data<float>()[i * 130 + p] * b.data<float>()[p * 45 + j];
+      c.data<float>()[i * 45 + j] = acc + bias.data<float>()[j];
+    }
+  Options o = opts(9);
+  o.keep_row_bounds = true;
+  auto honest = verify_fused_matmul(inputs, *call, o);
+  ASSERT_TRUE(honest.ok()) << honest.status().to_string();
+  EXPECT_TRUE(honest->pass) << honest->detail;
+  // A dropped bias is a violation.
+  Call nobias = *call;
+  for (std::int64_t i = 0; i < 70 * 45; ++i) nobias.t("C").data<float>()[i] -= bias.data<float>()[i % 45];
+  auto dropped = verify_fused_matmul(inputs, nobias, o);
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_FALSE(dropped->pass);
+  // One element off by 1.5x its row's bound is a violation.
+  c.data<float>()[3 * 45 + 7] += static_cast<float>(1.5 * honest->row_bounds[3]);
+  auto bad = verify_fused_matmul(inputs, *call, o);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(bad->pass);
+  Call gelu = inputs;
+  gelu.config.params["activation"] = "gelu_erf";
+  auto declined = verify_fused_matmul(gelu, *call, o);
+  EXPECT_EQ(declined.status().code(), StatusCode::kUnimplemented);
 }
 
 class RegistryImpls : public ::testing::TestWithParam<std::string> {};

@@ -1,0 +1,122 @@
+// kc — case scheduling: which cases may share the machine, and an ordered
+// parallel runner (src/engine/schedule.h, kc/engine.h case_schedule).
+#include "engine/schedule.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine/plan.h"
+#include "kc/engine.h"
+
+namespace kc::engine {
+
+int effective_jobs(int jobs) {
+  if (jobs > 0) return jobs;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+void run_ordered(std::size_t n, int jobs, const std::function<bool(std::size_t)>& serial,
+                 const std::function<void(std::size_t)>& work, const std::function<void(std::size_t)>& record) {
+  if (jobs <= 1) {
+    for (std::size_t i = 0; i < n; ++i) {
+      work(i);
+      record(i);
+    }
+    return;
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<char> done(n, 0);
+  std::deque<std::size_t> queue;
+  int running = 0;  // queued or executing on a pool thread
+  bool stop = false;
+  std::size_t next_record = 0;
+
+  std::vector<std::thread> pool;
+  for (int t = 0; t < jobs; ++t) {
+    pool.emplace_back([&] {
+      std::unique_lock lk(mu);
+      for (;;) {
+        cv.wait(lk, [&] { return stop || !queue.empty(); });
+        if (queue.empty()) return;
+        const std::size_t i = queue.front();
+        queue.pop_front();
+        lk.unlock();
+        work(i);
+        lk.lock();
+        done[i] = 1;
+        --running;
+        cv.notify_all();
+      }
+    });
+  }
+  // Records every finished case at the head of the order; called with lk held.
+  auto drain = [&](std::unique_lock<std::mutex>& lk) {
+    while (next_record < n && done[next_record]) {
+      const std::size_t i = next_record++;
+      lk.unlock();
+      record(i);
+      lk.lock();
+    }
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool alone = serial(i);
+    std::unique_lock lk(mu);
+    for (;;) {
+      drain(lk);
+      if (alone ? running == 0 : running < jobs) break;
+      cv.wait(lk);
+    }
+    if (alone) {
+      lk.unlock();
+      work(i);
+      lk.lock();
+      done[i] = 1;
+      drain(lk);
+    } else {
+      ++running;
+      queue.push_back(i);
+      cv.notify_all();
+    }
+  }
+  {
+    std::unique_lock lk(mu);
+    for (;;) {
+      drain(lk);
+      if (next_record == n) break;
+      cv.wait(lk);
+    }
+    stop = true;
+    cv.notify_all();
+  }
+  for (auto& th : pool) th.join();
+}
+
+CaseSchedule case_schedule(const Contract& contract, const Impl& impl, const CheckRequest& request) {
+  const Declaration& decl = impl.declaration();
+  // In-process kernels share kc's address space and threads: nothing contains
+  // them, and two at once could disturb each other.
+  if (request.isolation == isolate::Mode::kNone) return {false, "in-process (--isolate=none)"};
+  if (!isolate::runtime_traits(decl.backend).survives_fork) return {false, "in-process (runtime not fork-safe)"};
+  // Measurements other cases would disturb: time (the contract names
+  // TIMING_IMPLAUSIBLE or aggregates a time metric) and determinism (repeated
+  // invocations compared bitwise, "varied concurrency" being the contract's to set).
+  for (const auto& sig : contract.violation.signatures)
+    if (sig.name == "TIMING_IMPLAUSIBLE" || sig.name == "NONDETERMINISTIC") return {false, "measures " + sig.name};
+  if (contract.measure.aggregate) {
+    const std::string& m = contract.measure.aggregate->metric;
+    for (const char* word : {"time", "seconds", "latency", "throughput", "speed"})
+      if (m.find(word) != std::string::npos) return {false, "measures time (" + m + ")"};
+  }
+  if (contract.executable()) {
+    std::string why_not;
+    auto plan = make_plan(contract, decl, request, &why_not);
+    if (plan.ok() && why_not.empty() && plan->invocations > 1) return {false, "repeated invocations (determinism)"};
+  }
+  return {true, ""};
+}
+
+}  // namespace kc::engine

@@ -1,0 +1,22 @@
+// kc — running cases on several threads with results kept in plan order
+// (`--jobs`, docs/verify.md "Suite throughput").
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace kc::engine {
+
+/// Runs work(i) for every i < n, up to `jobs` at once; an i with serial(i) runs
+/// with nothing else running. record(i) runs on the calling thread, in index
+/// order, as soon as work(0..i) have all finished, so whatever record writes
+/// (a hash-chained trace) is the same for any `jobs`, and a case is recorded
+/// while later ones are still running. serial(i) is asked on the calling thread,
+/// in order.
+void run_ordered(std::size_t n, int jobs, const std::function<bool(std::size_t)>& serial,
+                 const std::function<void(std::size_t)>& work, const std::function<void(std::size_t)>& record);
+
+/// --jobs 0 means one job per hardware thread.
+int effective_jobs(int jobs);
+
+}  // namespace kc::engine

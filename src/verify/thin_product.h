@@ -1,0 +1,45 @@
+// kc — the thin products of the fast GEMM check (src/verify, docs/verify.md):
+// one streaming pass over a stored FP32 matrix computes its products with a
+// few FP64 probe vectors and, in the same pass, an FP32 magnitude product.
+#pragma once
+
+#include <cstdint>
+
+#include "kc/verify.h"
+
+namespace kc::verify::detail {
+
+/// One pass over the stored matrix M (rows x cols, row-major, leading dimension ld)
+/// used as op(M) = M (transposed false) or M^T. With in_len = op(M)'s column count
+/// and out_len its row count:
+///   out[p * ldo + i] = sum_j op(M)_ij v[p * ldv + j]          in FP64, p < nv
+///     (|op(M)| instead of op(M) when abs_rows: an FP64 magnitude product);
+///   mag[i] = fl32(sum_j |op(M)_ij| wa[j])                     in FP32, when wa != nullptr.
+/// The FP32 -> FP64 widening is exact. The FP64 sums are reordered (four lanes,
+/// column blocks, FMAs); every output term passes through at most in_len + 8
+/// roundings, FP32 magnitude terms through at most in_len + 16 (see docs/verify.md).
+/// Work is split over `threads` threads when the matrix is large enough.
+struct ThinPass {
+  const MatrixRef* m = nullptr;
+  bool transposed = false;
+  const double* v = nullptr;
+  int nv = 0;
+  std::int64_t ldv = 0;
+  bool abs_rows = false;
+  const float* wa = nullptr;
+  double* out = nullptr;
+  std::int64_t ldo = 0;
+  float* mag = nullptr;
+  int threads = 1;
+};
+
+/// The most probe vectors one pass takes.
+constexpr int kMaxPassVectors = 64;
+
+void thin_pass(const ThinPass& pass);
+
+/// A stride for vectors of length len that keeps p-major vectors off the same
+/// L1 sets (power-of-two lengths would put every vector's chunk in one set).
+inline std::int64_t padded_stride(std::int64_t len) { return ((len + 7) / 8) * 8 + 8; }
+
+}  // namespace kc::verify::detail
