@@ -6,6 +6,7 @@
 #include "blas/blas_backend.h"
 #include "cuda/cuda_backend.h"
 #include "kc/backend.h"
+#include "opencl/opencl_backend.h"
 #include "plugin/plugin_backend.h"
 #include "ref/ref_backend.h"
 #include "calibration/calibration_backend.h"
@@ -91,6 +92,8 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       backends::make_refblas_backend,
       backends::make_calibration_backend,
       backends::make_cuda_backend,
+      backends::make_opencl_backend,
+      [&options] { return backends::make_opencl_user_backend(options.opencl_sources); },
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };
   for (const Factory& make : table) KC_RETURN_IF_ERROR(registry.add(make()));
