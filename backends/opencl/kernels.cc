@@ -197,9 +197,13 @@ __kernel void kc_erf(int n, __global const float* x, __global float* y) {
   const int i = get_global_id(0);
   if (i < n) y[i] = erf(x[i]);
 }
+// gelu(-inf) = -inf * 0 would be NaN; the limit is 0 (kc's C-EXC-01 caught
+// the first version of this kernel returning NaN there).
 __kernel void kc_gelu_erf(int n, __global const float* x, __global float* y) {
   const int i = get_global_id(0);
-  if (i < n) y[i] = 0.5f * x[i] * (1.0f + erf(x[i] * M_SQRT1_2_F));
+  if (i >= n) return;
+  const float v = x[i];
+  y[i] = isinf(v) ? (v > 0.0f ? v : -0.0f) : 0.5f * v * (1.0f + erf(v * M_SQRT1_2_F));
 }
 )CLC";
   return s;
