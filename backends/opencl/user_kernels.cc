@@ -158,7 +158,7 @@ Result<UserSource> parse_user_source(const std::string& path) {
   const std::string stem = stem_of(path);
 
   // Kernels: `__kernel` / `kernel` ... `void kc_<name>(`.
-  static const std::regex kKernel(R"((?:__kernel|\bkernel)\b[^;{(]*?\bvoid\s+(kc_\w+)\s*\()");
+  static const std::regex kKernel(R"((?:__kernel|\bkernel)\b[^;{]*?\bvoid\s+(kc_\w+)\s*\()");
   for (auto it = std::sregex_iterator(src.text.begin(), src.text.end(), kKernel); it != std::sregex_iterator(); ++it) {
     const std::string kernel = (*it)[1];
     const std::string op = kernel.substr(3);
@@ -195,7 +195,7 @@ Result<UserSource> parse_user_source(const std::string& path) {
     const std::string where = path + ":" + std::to_string(lineno) + ": ";
     if (t.rfind("// kc-options:", 0) == 0) {
       src.options = trim(t.substr(14));
-    } else if (t.rfind("// kc-declare ", 0) == 0) {
+    } else if (t.rfind("// kc-declare kc_", 0) == 0) {
       const std::string rest = t.substr(14);
       const auto colon = rest.find(':');
       if (colon == std::string::npos) return invalid_argument(where + "expected `// kc-declare kc_<op>: key = VALUE, ...`");

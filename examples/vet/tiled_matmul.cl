@@ -3,7 +3,7 @@
 // each dimension is clipped: loads past M, N or K read zeros, stores past M or
 // N are skipped. Accumulates each output in one float, in k order.
 //
-// kc-declare lines state what the kernel promises; kc holds it to them.
+// The declaration comments below state what each kernel promises; kc holds it to them.
 // kc-declare kc_matmul: accumulator = FP32, determinism = BITWISE, nan = IEEE_PROPAGATE
 // kc-declare kc_relu: nan = IEEE_PROPAGATE
 
