@@ -11,8 +11,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kc/backend.h"
@@ -193,6 +195,99 @@ TEST(OpenclVerdicts, DefaultBuildKeepsSubnormalsAsDeclared) {
   const CheckResult r = check("contracts/classes/C-PRC-03.kc", {"opencl.exp", "opencl.relu"});
   ASSERT_EQ(r.cases.size(), 2u);
   for (const auto& c : r.cases) EXPECT_EQ(c.verdict, Verdict::kConforming) << describe(c);
+}
+
+/// An opencl impl under another declaration (what a mis-declared kernel looks like).
+class Redeclared final : public Impl {
+ public:
+  Redeclared(std::shared_ptr<const Impl> inner, Declaration d) : inner_(std::move(inner)), decl_(std::move(d)) {}
+  const Declaration& declaration() const override { return decl_; }
+  Status run(Call& call) const override { return inner_->run(call); }
+
+ private:
+  std::shared_ptr<const Impl> inner_;
+  Declaration decl_;
+};
+
+CaseResult run_redeclared(const std::string& contract_file, const std::string& impl_name,
+                          const std::function<void(Declaration&)>& edit) {
+  const auto loaded = engine::load_contracts({src(contract_file)});
+  EXPECT_EQ(loaded.contracts.size(), 1u);
+  auto backend = backends::make_opencl_backend();
+  const BackendInfo info = backend->probe();
+  for (const auto& impl : backend->impls()) {
+    if (impl->declaration().name != impl_name) continue;
+    Declaration d = impl->declaration();
+    d.name += "_redeclared";
+    edit(d);
+    const Redeclared r(impl, d);
+    return engine::run_case(loaded.contracts[0], loaded.files[0], r, info, CheckRequest{});
+  }
+  ADD_FAILURE() << "no impl " << impl_name;
+  return {};
+}
+
+// -cl-denorms-are-zero: "single precision denormalized numbers may be flushed
+// to zero" (OpenCL 1.2 §5.6.4.2). PoCL takes the hint: the _daz build conforms
+// to its FTZ_DAZ declaration, and the same kernel declared IEEE is caught by
+// C-PRC-03 with FTZ_OBSERVED -- the fast-math denormal incident, on OpenCL.
+TEST(OpenclVerdicts, DenormsAreZeroBuildFlushesAndIsCaughtWhenDeclaredIeee) {
+  KC_SKIP_WITHOUT_OPENCL();
+  const CheckResult r = check("contracts/classes/C-PRC-03.kc", {"opencl.relu_daz"});
+  ASSERT_EQ(r.cases.size(), 1u);
+  EXPECT_EQ(r.cases[0].verdict, Verdict::kConforming) << describe(r.cases[0]);
+  const CaseResult as_ieee = run_redeclared("contracts/classes/C-PRC-03.kc", "opencl.relu_daz",
+                                            [](Declaration& d) { d.denormal = DenormalPolicy::kIeee; });
+  EXPECT_EQ(as_ieee.verdict, Verdict::kViolation) << describe(as_ieee);
+  ASSERT_FALSE(as_ieee.signatures.empty()) << describe(as_ieee);
+  EXPECT_EQ(as_ieee.signatures[0].name, "FTZ_OBSERVED") << describe(as_ieee);
+}
+
+// Work-groups add their partial sums into one accumulator in the order they
+// finish (OpenCL 1.2 §3.2: no order between work-groups), so opencl.sum_atomic
+// declares NONE. Declared BITWISE, a C-ORD-02-style check (repeated
+// invocations, bitwise comparison) over 1024 work-groups catches it; the tree
+// sum, whose order is fixed, passes the same check.
+TEST(OpenclVerdicts, AtomicSumDeclaredBitwiseIsNondeterministic) {
+  KC_SKIP_WITHOUT_OPENCL();
+  // With one core PoCL runs the work-groups one after another, in order.
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one hardware thread: work-groups run in order";
+  const std::string dir = ::testing::TempDir() + "/kc_opencl_ord";
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/ord.kc";
+  std::ofstream(file) << "contract OCL-ORD-02 {\n"
+                         "  scope      sum\n"
+                         "  pre        precision(x) in {FP32} and declared determinism = BITWISE\n"
+                         "             and value_range(x) normal(0, 1) and n in {262144}\n"
+                         "  post       bitwise_identical across 100 invocations\n"
+                         "  tolerance  none\n"
+                         "  reference  algebraic determinism\n"
+                         "  measure    sample 1 random inputs per config\n"
+                         "  violation  \"atomic-add reduction declared BITWISE\" signature NONDETERMINISTIC\n"
+                         "}\n";
+  const auto loaded = engine::load_contracts({file});
+  ASSERT_EQ(loaded.contracts.size(), 1u);
+  ASSERT_TRUE(loaded.contracts[0].executable());
+  auto backend = backends::make_opencl_backend();
+  const BackendInfo info = backend->probe();
+  auto run = [&](const std::string& name) {
+    for (const auto& impl : backend->impls()) {
+      if (impl->declaration().name != name) continue;
+      Declaration d = impl->declaration();
+      d.determinism = Determinism::kBitwise;
+      const Redeclared r(impl, d);
+      return engine::run_case(loaded.contracts[0], file, r, info, CheckRequest{});
+    }
+    ADD_FAILURE() << "no impl " << name;
+    return CaseResult{};
+  };
+  const CaseResult atomic = run("opencl.sum_atomic");
+  EXPECT_EQ(atomic.verdict, Verdict::kViolation) << describe(atomic);
+  ASSERT_FALSE(atomic.signatures.empty()) << describe(atomic);
+  EXPECT_EQ(atomic.signatures[0].name, "NONDETERMINISTIC") << describe(atomic);
+  std::printf("opencl.sum_atomic: %s\n", atomic.reason.c_str());
+  const CaseResult tree = run("opencl.sum_tree");
+  EXPECT_EQ(tree.verdict, Verdict::kConforming) << describe(tree);
 }
 
 // --- Canary bands.
