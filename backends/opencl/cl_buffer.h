@@ -54,7 +54,7 @@ class GuardedBuffer {
 struct DeviceTensor {
   std::string name;
   Tensor* host = nullptr;
-  bool copy_back = false;  ///< outputs and in/outs are read back after the run
+  bool copy_back = false;  ///< an output or in/out (finish() reads every buffer back; inputs to catch writes)
   GuardedBuffer buffer;
 };
 

@@ -78,7 +78,8 @@ struct BackendOptions {
   std::vector<std::string> opencl_sources;  ///< .cl files for the opencl_user backend (kc vet)
 };
 
-/// The one table of built-in backends: ref, openblas, blis, refblas, calibration, plugin.
+/// The one table of built-in backends: ref, openblas, blis, refblas, calibration, cuda,
+/// opencl, opencl_user, plugin.
 Status register_builtin_backends(BackendRegistry& registry, const BackendOptions& options = {});
 
 }  // namespace kc

@@ -93,8 +93,9 @@ TEST(BuiltinBackends, OneTableInDocumentedOrder) {
   ASSERT_TRUE(register_builtin_backends(r).ok());
   std::vector<std::string> names;
   for (Backend* b : r.backends()) names.emplace_back(b->name());
-  // Every build registers the cuda backend (without CUDA it reports why).
-  EXPECT_EQ(names, (std::vector<std::string>{"ref", "openblas", "blis", "refblas", "calibration", "cuda", "plugin"}));
+  // Every build registers the cuda and opencl backends (without them they report why).
+  EXPECT_EQ(names, (std::vector<std::string>{"ref", "openblas", "blis", "refblas", "calibration", "cuda", "opencl",
+                                             "opencl_user", "plugin"}));
   for (const BackendInfo& info : r.infos()) {
     if (info.name == "plugin") {
       EXPECT_FALSE(info.available);

@@ -285,7 +285,6 @@ TEST(OpenclVerdicts, AtomicSumDeclaredBitwiseIsNondeterministic) {
   EXPECT_EQ(atomic.verdict, Verdict::kViolation) << describe(atomic);
   ASSERT_FALSE(atomic.signatures.empty()) << describe(atomic);
   EXPECT_EQ(atomic.signatures[0].name, "NONDETERMINISTIC") << describe(atomic);
-  std::printf("opencl.sum_atomic: %s\n", atomic.reason.c_str());
   const CaseResult tree = run("opencl.sum_tree");
   EXPECT_EQ(tree.verdict, Verdict::kConforming) << describe(tree);
 }
