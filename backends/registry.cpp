@@ -9,6 +9,7 @@
 #include "eigen/eigen_backend.h"
 #include "kc/backend.h"
 #include "mpi/mpi_backend.h"
+#include "opencl/opencl_backend.h"
 #include "plugin/plugin_backend.h"
 #include "ref/ref_backend.h"
 #include "calibration/calibration_backend.h"
@@ -97,6 +98,8 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       backends::make_eigen_backend,
       backends::make_compilers_backend,
       [] { return backends::make_mpi_backend(); },
+      backends::make_opencl_backend,
+      [&options] { return backends::make_opencl_user_backend(options.opencl_sources); },
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };
   for (const Factory& make : table) KC_RETURN_IF_ERROR(registry.add(make()));

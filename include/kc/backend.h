@@ -75,9 +75,11 @@ class BackendRegistry {
 /// Options for the built-in backend table.
 struct BackendOptions {
   std::vector<std::string> plugin_paths;  ///< shared libraries to load as the plugin backend
+  std::vector<std::string> opencl_sources;  ///< .cl files for the opencl_user backend (kc vet)
 };
 
-/// The one table of built-in backends: ref, openblas, blis, refblas, calibration, plugin.
+/// The one table of built-in backends: ref, openblas, blis, refblas, calibration, cuda,
+/// opencl, opencl_user, plugin.
 Status register_builtin_backends(BackendRegistry& registry, const BackendOptions& options = {});
 
 }  // namespace kc

@@ -89,6 +89,7 @@ struct CheckRequest {
   std::vector<std::string> impls;          ///< impl filters (glob), empty = all applicable
   std::vector<std::string> backends;       ///< backend filters (glob), empty = all
   std::vector<std::string> plugin_paths;
+  std::vector<std::string> opencl_sources; ///< .cl files graded as backend opencl_user (kc vet)
   std::uint64_t seed = 0x6b63;
   std::optional<std::int64_t> samples;     ///< override the protocol's sample count
   std::optional<std::int64_t> sample_index;///< run only this sample (repro)
@@ -160,10 +161,14 @@ struct VetBuild {
   std::string library;  ///< the shared library to load with --plugin
   std::string command;  ///< the build command run (empty for a .so given as is)
   std::string log;      ///< the compiler's output
+  /// For a .cl file: the file itself, graded as backend opencl_user (library is then empty).
+  std::string opencl_source;
 };
 /// Builds `source` against the plugin ABI (include/kc/kc_plugin.h) into a
 /// shared library under `work_dir`: .c with cc, .cpp/.cc/.cxx with c++, .cu
-/// with nvcc; a .so is used as is. `include_dir` holds kc/kc_plugin.h.
+/// with nvcc; a .so is used as is. `include_dir` holds kc/kc_plugin.h. A .cl
+/// file is built with the OpenCL runtime instead (kc_<op> kernel convention,
+/// docs/backends/opencl.md) and returned as opencl_source.
 Result<VetBuild> build_kernel_library(const std::string& source, const std::string& work_dir,
                                       const std::string& include_dir);
 

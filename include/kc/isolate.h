@@ -100,6 +100,8 @@ class Worker {
   struct Child;  ///< a running worker process (defined in src/isolate)
 
  private:
+  Outcome run_once(Call& call);
+
   const Impl& impl_;
   Limits limits_;
   bool isolated_ = true;

@@ -105,6 +105,7 @@ CheckResult run_check(const CheckRequest& request) {
   BackendRegistry registry;
   BackendOptions options;
   options.plugin_paths = request.plugin_paths;
+  options.opencl_sources = request.opencl_sources;
   if (Status s = register_builtin_backends(registry, options); !s.ok()) {
     CheckResult r;
     lang::Diagnostic d;

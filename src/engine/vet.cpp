@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kc/engine.h"
+#include "backends/opencl/opencl_backend.h"
 
 namespace kc::engine {
 namespace {
@@ -62,8 +63,13 @@ Result<VetBuild> build_kernel_library(const std::string& source, const std::stri
     return b;
   }
   if (ext == ".cl") {
-    return unimplemented("OpenCL kernels need the opencl backend, which this kc build does not have; "
-                         "wrap the kernel in a C/C++ plugin (include/kc/kc_plugin.h) or vet a .so");
+    // Built (in a child process) by the OpenCL runtime; graded as backend opencl_user.
+    auto built = backends::build_opencl_source(source);
+    if (!built.ok()) return built.status();
+    b.opencl_source = source;
+    b.command = "clBuildProgram " + source;
+    b.log = *built;
+    return b;
   }
   std::string compiler;
   std::string flags = "-O2 -shared -fPIC";

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "isolate/guard.h"
+#include "kc/canary.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define KC_ISOLATE_ASAN 1
@@ -65,12 +66,24 @@ constexpr RuntimeRow kRuntimes[] = {
      {false, false,
       "the CUDA runtime cannot be used in a child forked after kc initialised it; device "
       "buffers carry their own canary bands"}},
-    {"opencl", {false, false, "OpenCL runtimes start device threads that fork() does not copy"}},
     // mpi: the kernel already runs outside kc, in the ranks of an mpirun job the
     // backend keeps for the whole kc process (backends/mpi/mpi_job.h); a forked
     // worker's exit would end that job with it. The job's own deadline and
     // crash detection stand in for the worker's.
     {"mpi", {false, true, "the mpi backend's collectives run in a separate mpirun job kept across calls"}},
+    // OpenCL runtimes start device threads (PoCL's pthread device: one per
+    // core) that fork() does not copy, so a child of a process that initialised
+    // one cannot use it. The opencl backend therefore never initialises OpenCL
+    // in kc's process: it probes and builds in a short-lived child, and each
+    // worker initialises its own runtime after the fork (backends/opencl,
+    // docs/backends/opencl.md). Kernels then run isolated like host code; the
+    // device may be a GPU, so host peaks do not bound their time.
+    {"opencl",
+     {true, false,
+      "OpenCL is initialised only inside worker processes (after fork); device buffers carry canary bands"}},
+    {"opencl_user",
+     {true, false,
+      "OpenCL is initialised only inside worker processes (after fork); device buffers carry canary bands"}},
 };
 
 // --- The shared block: what the worker tells the parent about the current call.
@@ -588,6 +601,15 @@ Status Worker::prepare(const Call& call) {
 }
 
 Outcome Worker::run(Call& call) {
+  Outcome o = run_once(call);
+  // A device backend reports a damaged canary band as a Status carrying
+  // GUARD_OVERWRITTEN(tensor, side) (kc/canary.h): the same failure, and the
+  // same verdict, as a host kernel caught by the guard pages.
+  if (!o.failure) o.failure = canary::guard_signature(o.status);
+  return o;
+}
+
+Outcome Worker::run_once(Call& call) {
   if (!isolated_) {
     Outcome o;
     const auto t0 = std::chrono::steady_clock::now();

@@ -254,3 +254,37 @@ TEST(CliLadder, LadderRecordsEvidenceThatStatusPrints) {
   r = kc("status --dir " + dir + "/missing");
   EXPECT_EQ(r.code, 2);
 }
+
+namespace {
+
+// kc vet on an OpenCL .cl file (kc_<op> convention, docs/backends/opencl.md):
+// built by the OpenCL runtime, graded as backend opencl_user; the correct
+// tiled kernel conforms and the one that drops the K remainder is caught.
+// Skipped where `kc backends` reports no usable OpenCL.
+TEST(CliVet, OpenclKernelFilesAreBuiltGradedAndCaught) {
+  const CliRun backends = kc("backends");
+  if (!std::regex_search(backends.out, std::regex("(^|\\n)opencl\\s+available")))
+    GTEST_SKIP() << "opencl unavailable:\n" << backends.out;
+  const std::string good = temp_dir("vet_cl_good");
+  CliRun r = kc("vet " + src("examples/vet/tiled_matmul.cl") + " " + src("contracts/blas/KC-GEMM-01.kc") +
+                " --out " + good + " --no-color");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("built: clBuildProgram"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tiled_matmul.matmul"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(good + "/report.json"));
+
+  const std::string bad = temp_dir("vet_cl_bad");
+  r = kc("vet " + src("examples/vet/tiled_matmul_remainder_bug.cl") + " " + src("contracts/blas/KC-GEMM-01.kc") +
+         " --out " + bad + " --no-color");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("TILE_REMAINDER"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("openblas."), std::string::npos) << r.out;  // only the file's impls
+
+  const std::string file = bad + "/broken.cl";
+  std::ofstream(file) << "__kernel void kc_relu(int n, __global float* y) { y[0] = nope; }\n";
+  r = kc("vet " + file + " --out " + bad + "/out");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("building " + file + " failed"), std::string::npos) << r.out;
+}
+
+}  // namespace

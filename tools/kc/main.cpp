@@ -44,7 +44,8 @@ commands:
   calibrate [PATHS...] prove every contract separates its trio: baseline fails the visible
                        test, bad passes it but violates the contract, good passes both
   vet FILE [PATHS...]  build a kernel file (.c, .cpp, .cu; or a plugin .so) against the plugin
-                       ABI (include/kc/kc_plugin.h), grade its impls against the standard
+                       ABI (include/kc/kc_plugin.h), or an OpenCL .cl file (kc_<op> kernels,
+                       docs/backends/opencl.md), grade its impls against the standard
                        suite (or PATHS) in worker processes, write the reports (--out DIR)
   lint PATHS...        parse contracts; list clause by clause what keeps them from executing
   fmt FILE [--to kc|yaml]
@@ -319,7 +320,7 @@ int cmd_check(Args& a, bool grade) {
 /// kc vet FILE [CONTRACTS...]: build FILE against the plugin ABI, grade its
 /// impls (only those) against the standard suite, write the reports.
 int cmd_vet(Args& a) {
-  if (a.positional.empty()) return usage_error("vet needs a kernel file (.c, .cpp, .cu) or a plugin .so");
+  if (a.positional.empty()) return usage_error("vet needs a kernel file (.c, .cpp, .cu, .cl) or a plugin .so");
   const std::string source = a.positional.front();
   a.positional.erase(a.positional.begin());
   const char* env_include = std::getenv("KC_INCLUDE_DIR");
@@ -331,8 +332,13 @@ int cmd_vet(Args& a) {
   }
   if (!built->command.empty()) std::cout << "built: " << built->command << "\n";
   if (!built->log.empty()) std::cout << built->log;
-  a.request.plugin_paths.push_back(built->library);
-  a.request.backends = {"plugin"};
+  if (!built->opencl_source.empty()) {
+    a.request.opencl_sources.push_back(built->opencl_source);
+    a.request.backends = {"opencl_user"};
+  } else {
+    a.request.plugin_paths.push_back(built->library);
+    a.request.backends = {"plugin"};
+  }
   return cmd_check(a, true);
 }
 

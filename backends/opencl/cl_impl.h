@@ -1,0 +1,66 @@
+// kc — pieces shared by the opencl backend's impls: the Impl class, argument
+// checks, and the impl lists of each file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kc/backend.h"
+
+namespace kc::backends::opencl {
+
+using RunFn = std::function<Status(Call&)>;
+
+/// An impl whose run() takes the process's OpenCL runtime (created in the
+/// worker on first use), serialises on its run mutex, and prefixes errors
+/// with the impl name.
+class ClImpl final : public Impl {
+ public:
+  ClImpl(Declaration decl, RunFn run) : decl_(std::move(decl)), run_(std::move(run)) {}
+  const Declaration& declaration() const override { return decl_; }
+  Status can_implement(const Call& call) const override;
+  Status run(Call& call) const override;
+
+ private:
+  Declaration decl_;
+  RunFn run_;
+};
+
+Status check_dtype(const Call& call, const char* name, DType dtype);
+/// v as a 32-bit int (the kernels' index type), or kUnimplemented.
+Result<int> to_int(std::int64_t v, const char* what);
+/// Leading dimension of a row-major rows x cols matrix with unit inner stride.
+Result<std::int64_t> leading_dim(const Tensor& t, const char* name, std::int64_t rows, std::int64_t cols);
+/// A rank-1 tensor's element stride (>= 1).
+Result<std::int64_t> vector_inc(const Tensor& t, const char* name);
+Result<bool> trans_flag(const Call& call, const std::string& key);
+
+/// matmul's problem read from a call.
+struct MatmulArgs {
+  int m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  int lda = 1, ldb = 1, ldc = 1;
+  float alpha = 1, beta = 0;
+};
+Result<MatmulArgs> matmul_args(const Call& call);
+
+/// A declaration with the fields every opencl impl shares.
+Declaration base_declaration(const std::string& name, const std::string& op, const std::string& description);
+
+/// The device facts declarations depend on (from the probe).
+struct DeviceFacts {
+  bool single_denorm = true;  ///< CL_DEVICE_SINGLE_FP_CONFIG has CL_FP_DENORM
+};
+
+/// In-project kernels (opencl_impls.cc), CLBlast routines (clblast_impls.cc).
+std::vector<std::shared_ptr<const Impl>> project_impls(const DeviceFacts& facts);
+std::vector<std::shared_ptr<const Impl>> clblast_impls();
+
+/// Every (source, options) pair the in-project impls build, for the probe's
+/// build-time report.
+std::vector<std::pair<std::string, std::string>> project_programs();
+
+}  // namespace kc::backends::opencl

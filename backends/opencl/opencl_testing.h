@@ -1,0 +1,17 @@
+// kc — test hooks into the opencl backend (used by tests/unit/opencl only).
+#pragma once
+
+#include <cstdint>
+
+#include "kc/status.h"
+
+namespace kc::backends::opencl_testing {
+
+/// Allocates a guarded device buffer of n floats, runs a kernel that writes
+/// n + overrun floats from its start, and returns the band check's Status:
+/// OK for overrun <= 0, GUARD_OVERWRITTEN(victim, after) otherwise (for
+/// 0 < overrun <= 1024, inside the 4 KiB band). Initialises OpenCL in the
+/// calling process.
+Status run_overflowing_write(std::int64_t n, std::int64_t overrun);
+
+}  // namespace kc::backends::opencl_testing
