@@ -5,6 +5,8 @@
 
 #include "blas/blas_backend.h"
 #include "cuda/cuda_backend.h"
+#include "onednn/onednn_backend.h"
+#include "torch/torch_backend.h"
 #include "kc/backend.h"
 #include "plugin/plugin_backend.h"
 #include "ref/ref_backend.h"
@@ -91,6 +93,8 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       backends::make_refblas_backend,
       backends::make_calibration_backend,
       backends::make_cuda_backend,
+      backends::make_onednn_backend,
+      backends::make_torch_backend,
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };
   for (const Factory& make : table) KC_RETURN_IF_ERROR(registry.add(make()));

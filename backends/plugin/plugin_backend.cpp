@@ -172,7 +172,8 @@ struct LoadedPlugin {
   std::string version;
 };
 
-Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle> lib) {
+Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle> lib,
+                              const std::string& backend = "plugin") {
   if (!p)
     return unavailable("kc_plugin_init returned NULL (plugin refused host ABI " +
                        std::to_string(KC_PLUGIN_ABI_VERSION) + ")");
@@ -198,18 +199,22 @@ Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle>
     Declaration decl;
     decl.name = d.name;
     decl.op = d.op;
-    decl.backend = "plugin";
+    decl.backend = backend;
     decl.description = d.description ? d.description : "";
     decl.source = std::string("plugin ") + (p->name ? p->name : "");
     if (Status s = parse_dtypes(d.dtypes, &decl.dtypes); !s.ok()) return s.with_context(where);
     if (Status s = parse_declares(d.declares, &decl); !s.ok()) return s.with_context(where);
+    if (auto src = decl.extra.find("source"); src != decl.extra.end()) {
+      decl.source = src->second;
+      decl.extra.erase(src);
+    }
     out.impls.push_back(std::make_shared<PluginImpl>(lib, d, std::move(decl)));
   }
   return out;
 }
 
-Result<LoadedPlugin> load(const PluginSource& src) {
-  if (src.init) return describe(src.init(KC_PLUGIN_ABI_VERSION), nullptr);
+Result<LoadedPlugin> load(const PluginSource& src, const std::string& backend = "plugin") {
+  if (src.init) return describe(src.init(KC_PLUGIN_ABI_VERSION), nullptr, backend);
   void* h = dlopen(src.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
@@ -223,7 +228,7 @@ Result<LoadedPlugin> load(const PluginSource& src) {
     return unavailable(std::string("no symbol ") + KC_PLUGIN_INIT_SYMBOL +
                        (e ? std::string(": ") + e : ""));
   }
-  return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib));
+  return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib), backend);
 }
 
 class PluginBackend final : public Backend {
@@ -287,6 +292,11 @@ class PluginBackend final : public Backend {
 };
 
 }  // namespace
+
+Result<PluginImpls> load_plugin(const PluginSource& source, const std::string& backend) {
+  KC_ASSIGN_OR_RETURN(LoadedPlugin p, load(source, backend));
+  return PluginImpls{std::move(p.impls), std::move(p.version)};
+}
 
 std::unique_ptr<Backend> make_plugin_backend(std::vector<PluginSource> sources) {
   return std::make_unique<PluginBackend>(std::move(sources));

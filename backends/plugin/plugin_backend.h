@@ -25,6 +25,16 @@ struct PluginSource {
 /// unavailable with reason "no --plugin given".
 std::unique_ptr<Backend> make_plugin_backend(std::vector<PluginSource> sources);
 
+/// One plugin library's impls, each labelled with `backend` (its
+/// Declaration::backend). A `source = TEXT` item in an impl's `declares`
+/// becomes its Declaration::source (where the declaration comes from).
+/// Backends that ship their kernels as a plugin-ABI module (torch) use this.
+struct PluginImpls {
+  std::vector<std::shared_ptr<const Impl>> impls;
+  std::string version;  ///< "<name> <version>, ABI 1"
+};
+Result<PluginImpls> load_plugin(const PluginSource& source, const std::string& backend);
+
 /// Convenience: one PluginSource per path.
 std::unique_ptr<Backend> make_plugin_backend(const std::vector<std::string>& paths);
 
