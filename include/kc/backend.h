@@ -77,7 +77,8 @@ struct BackendOptions {
   std::vector<std::string> plugin_paths;  ///< shared libraries to load as the plugin backend
 };
 
-/// The one table of built-in backends: ref, openblas, blis, refblas, calibration, plugin.
+/// The one table of built-in backends: ref, openblas, blis, refblas, calibration, cuda,
+/// onednn, torch, plugin.
 Status register_builtin_backends(BackendRegistry& registry, const BackendOptions& options = {});
 
 }  // namespace kc

@@ -94,7 +94,7 @@ TEST(BuiltinBackends, OneTableInDocumentedOrder) {
   std::vector<std::string> names;
   for (Backend* b : r.backends()) names.emplace_back(b->name());
   // Every build registers the cuda backend (without CUDA it reports why).
-  EXPECT_EQ(names, (std::vector<std::string>{"ref", "openblas", "blis", "refblas", "calibration", "cuda", "plugin"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"ref", "openblas", "blis", "refblas", "calibration", "cuda", "onednn", "torch", "plugin"}));
   for (const BackendInfo& info : r.infos()) {
     if (info.name == "plugin") {
       EXPECT_FALSE(info.available);
