@@ -216,8 +216,8 @@ class RefBackend final : public Backend {
     return info;
   }
   std::vector<std::shared_ptr<const Impl>> impls() override {
-    // The one table of ref impls.
-    return {
+    // The one table of ref impls; the transformer kernels follow from their own file.
+    std::vector<std::shared_ptr<const Impl>> out = {
         std::make_shared<RefImpl>("matmul", "triple loop, fp32 accumulator, k innermost", run_matmul),
         std::make_shared<RefImpl>("dot", "sequential fp32 dot product", run_dot),
         std::make_shared<RefImpl>("asum", "sequential fp32 sum of |x_i|", run_asum),
@@ -229,11 +229,17 @@ class RefBackend final : public Backend {
         std::make_shared<RefImpl>("log_softmax", "max-subtracted fp32 log-softmax per row",
                                   run_softmax<true>),
     };
+    for (auto& impl : ref_transformer_impls()) out.push_back(std::move(impl));
+    return out;
   }
 };
 
 }  // namespace
 
 std::unique_ptr<Backend> make_ref_backend() { return std::make_unique<RefBackend>(); }
+
+std::shared_ptr<const Impl> make_ref_impl(std::string op, std::string description, Status (*kernel)(Call&)) {
+  return std::make_shared<RefImpl>(std::move(op), std::move(description), kernel);
+}
 
 }  // namespace kc::backends

@@ -261,6 +261,32 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
       }
   }
 
+  // An algebraic property judges the samples instead of an oracle comparison.
+  // Names without a dot (`determinism`, `associativity`) stay descriptive labels
+  // of what the postcondition already checks.
+  if (contract.reference.kind == Reference::Kind::kAlgebraic && obligation::is_property_name(contract.reference.name)) {
+    const std::string& name = contract.reference.name;
+    const obligation::Property* property = obligation::find_property(name);
+    if (!property) {
+      const std::string near = obligation::nearest_property(name);
+      return invalid_argument("reference algebraic " + name + ": no such property" +
+                              (near.empty() ? std::string(" (`kc list properties` lists them)")
+                                            : " (did you mean " + near + "?)"));
+    }
+    if (!property->applies_to(decl.op)) {
+      *not_applicable = "property " + name + " is not defined for op " + decl.op;
+      return plan;
+    }
+    if (contract.post.kind != Postcondition::Kind::kElementwiseClose)
+      return invalid_argument("reference algebraic " + name +
+                              ": the post clause must be 'output O satisfies elementwise_close(O, ref(O))' "
+                              "(O satisfies what the property predicts)");
+    if (plan.invocations != 1 || plan.policy_judge)
+      return invalid_argument("reference algebraic " + name + " cannot judge repeated invocations or a policy");
+    plan.property = property;
+    plan.metric_name = "property_ratio";
+  }
+
   // Configs: the product of every axis, for each precision.
   // Every config carries every op parameter (defaults included), so a repro
   // line is complete even if a default changes later.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kc/engine.h"
+#include "kc/obligation.h"
 
 namespace kc::engine {
 
@@ -22,6 +23,9 @@ struct Plan {
   std::string stat = "max";      ///< aggregate statistic that decides
   double pass_bound = 1;         ///< pass iff stat(metric) <= pass_bound
   std::string metric_name = "ratio";
+  /// `reference algebraic family.property`: the property that judges each
+  /// sample instead of an oracle comparison (kc/obligation.h).
+  const obligation::Property* property = nullptr;
 };
 
 /// Builds the plan. An impl the contract does not apply to gets *not_applicable

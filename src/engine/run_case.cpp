@@ -14,6 +14,7 @@
 #include "engine/policy.h"
 #include "kc/engine.h"
 #include "kc/metrics.h"
+#include "kc/obligation.h"
 #include "kc/peak.h"
 #include "kc/verify.h"
 
@@ -227,6 +228,38 @@ const Tolerance* bound_tolerance(const Tolerance& tol, DType dtype) {
   return nullptr;
 }
 
+/// The rounding factor, output rounding and absolute slack an algebraic
+/// property's checks get from the contract's tolerance (kc/obligation.h):
+/// `bound E` gives factor E (evaluated for the call) and the output format's
+/// unit roundoff; `absolute E` gives E; `none` gives nothing (exact).
+Status property_tolerance(const Tolerance& tol, const Op& op, const Call& call, obligation::Context* ctx) {
+  const Tolerance* t = &tol;
+  if (tol.kind == Tolerance::Kind::kPerPrecision) {
+    t = nullptr;
+    for (const auto& [dt, sub] : tol.per_precision)
+      if (dt == call.config.dtype) t = &sub;
+    if (!t) return not_found("per_precision has no entry for " + std::string(dtype_name(call.config.dtype)));
+  }
+  ExprEnv env;
+  env.vars = op.expr_vars(call);
+  env.precision = call.config.dtype;
+  switch (t->kind) {
+    case Tolerance::Kind::kBound: {
+      KC_ASSIGN_OR_RETURN(ctx->factor, lang::eval_expr(t->value, env));
+      ctx->rounding = unit_roundoff(call.config.dtype);
+      return ok_status();
+    }
+    case Tolerance::Kind::kAbsolute: {
+      KC_ASSIGN_OR_RETURN(ctx->absolute, lang::eval_expr(t->value, env));
+      return ok_status();
+    }
+    case Tolerance::Kind::kNone:
+      return ok_status();
+    default:
+      return invalid_argument("an algebraic property takes a `bound E`, `absolute E` or `none` tolerance");
+  }
+}
+
 struct CaseState {
   CaseResult result;
   std::int64_t fast_decided = 0;  // samples judged by kc::verify alone
@@ -244,6 +277,9 @@ struct CaseState {
   std::string worst_config;
   std::int64_t worst_sample = 0;
   double worst_metric = -1;
+
+  std::string property_evidence;       // the worst check of an algebraic property, in words
+  std::string first_property_failure;  // the first failing sample's evidence
 
   void add_signature(const Signature& s) {
     if (seen_sigs.insert(s.to_string()).second) signatures.push_back(s);
@@ -452,6 +488,81 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           st.note("the kernel returned normally where it must raise" +
                   (oracle->raises ? ": " + *oracle->raises : std::string()));
           break;
+        }
+
+        // An algebraic property judges the sample, re-running the impl (in the
+        // same worker) on the inputs it transforms.
+        if (plan.property) {
+          compared = true;
+          std::optional<isolate::Outcome> rerun_failure;
+          const obligation::Invoke invoke = [&](Call& c) -> Status {
+            if (rerun_failure) return internal_error("the worker failed on an earlier re-invocation");
+            KC_RETURN_IF_ERROR(impl.can_implement(c));
+            poison_outputs(op, c);
+            KC_RETURN_IF_ERROR(worker.prepare(c));
+            isolate::Outcome o = worker.run(c);
+            if (o.failure) rerun_failure = o;
+            return o.status;
+          };
+          Rng prop_rng(derive_seed(seed, 0x70726f70ull));  // "prop"
+          obligation::Context ctx{op, call, invoke, prop_rng};
+          if (Status ts = property_tolerance(contract.tolerance, op, call, &ctx); !ts.ok())
+            return finish(Verdict::kUnderSpecified, ts.message());
+          auto judged = plan.property->check(ctx);
+          if (rerun_failure) return worker_failed(*rerun_failure, ce.config, s, in_hash);
+          if (!judged.ok()) {
+            const Status& js = judged.status();
+            if (js.code() == StatusCode::kUnimplemented) {
+              ce.note = "impl cannot run the property's transformed call: " + js.message();
+              break;
+            }
+            if (js.code() == StatusCode::kKernelRaised) {
+              st.any_fail = true;
+              ce.failures++;
+              res.evidence.failures++;
+              st.add_signature({"UNEXPECTED_RAISE", {}});
+              st.note("the kernel raised on the property's transformed input: " + js.message());
+              break;
+            }
+            return finish(Verdict::kUnderSpecified, plan.property->name + ": " + js.message());
+          }
+          const obligation::Outcome& po = *judged;
+          const auto checks = static_cast<std::int64_t>(po.ratios.size());
+          ce.elements += checks;
+          res.evidence.elements += checks;
+          config_ratios.insert(config_ratios.end(), po.ratios.begin(), po.ratios.end());
+          if (po.max_ratio > st.worst_metric && checks > 0) {
+            st.worst_metric = po.max_ratio;
+            WorstElement w;
+            w.output = plan.property->name;
+            w.position = po.worst.to_string();
+            w.value = po.worst_residual;
+            w.reference = po.worst_allowed;
+            w.metric = po.max_ratio;
+            w.config = ce.config;
+            res.evidence.worst = w;
+            st.property_evidence = plan.property->name + ": " + po.evidence;
+            if (po.failures == 0) {
+              st.worst_seed = seed;
+              st.worst_config = ce.config;
+              st.worst_sample = s;
+              res.input_hash = hex64(in_hash);
+            }
+          }
+          if (po.failures > 0) {
+            ce.failures += po.failures;
+            res.evidence.failures += po.failures;
+            if (st.first_property_failure.empty()) {
+              st.first_property_failure = plan.property->name + ": " + po.evidence;
+              st.worst_seed = seed;
+              st.worst_config = ce.config;
+              st.worst_sample = s;
+              res.input_hash = hex64(in_hash);
+            }
+            st.any_fail = true;
+            st.add_signature({"PROPERTY_VIOLATED", {plan.property->name}});
+          }
+          continue;
         }
 
         // Determinism: compare every run bitwise with the first.
@@ -689,6 +800,10 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
     res.evidence.p99 = rs.p99;
     res.evidence.mean = rs.mean;
   }
+
+  // An algebraic property's evidence: the first failure, else the worst check.
+  if (!st.first_property_failure.empty()) st.note(st.first_property_failure);
+  else if (!st.property_evidence.empty()) st.note(st.property_evidence);
 
   // Name the failure pattern.
   if (st.first_failure) {

@@ -53,6 +53,7 @@ std::vector<std::string> ops_for_scope(const std::string& scope_entry) {
     return {"scal", "relu", "gelu_erf", "gelu_tanh", "silu", "exp", "log", "tanh", "erf"};
   if (scope_entry == "collective") return {"all_reduce", "reduce_scatter", "all_gather"};
   if (scope_entry == "indexing") return {"gather", "index_select", "embedding", "scatter_add"};
+  if (scope_entry == "fused_attention") return {"attention"};
   return {scope_entry};
 }
 

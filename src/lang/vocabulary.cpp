@@ -25,6 +25,7 @@ std::vector<std::string>& op_classes() {
       "tanh",        "erf",       "all_reduce",      "reduce_scatter", "all_gather",
       "sequential_matmul",
       "mlp_train_step",
+      "layernorm",   "rmsnorm",
   };
   return v;
 }
@@ -57,6 +58,7 @@ const std::vector<std::string>& known_signatures() {
       "TYPE_COERCION",       "STALE_OUTPUT",         "LOSS_SCALE",
       "FTZ_OBSERVED",        "IEEE_OBSERVED",        "MISSING_RAISE",
       "UNEXPECTED_RAISE",    "WIRE_PRECISION",
+      "PROPERTY_VIOLATED",
   };
   return v;
 }

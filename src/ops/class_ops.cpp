@@ -5,10 +5,12 @@
 #include <memory>
 #include <string>
 
+#include "ops/attention/attention.h"
 #include "ops/collective/collective.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/fused/fused.h"
 #include "ops/indexing/indexing.h"
+#include "ops/norm/norm.h"
 #include "ops/stats/stats.h"
 #include "ops/train/train.h"
 
@@ -39,6 +41,9 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_collective_op(CollectiveKind::kReduceScatter); },
       [] { return make_collective_op(CollectiveKind::kAllGather); },
       [] { return make_mlp_train_op(); },
+      [] { return make_norm_op(NormKind::kLayerNorm); },
+      [] { return make_norm_op(NormKind::kRmsNorm); },
+      [] { return make_attention_op(); },
   };
   for (const auto& make : table) {
     std::unique_ptr<Op> op = make();

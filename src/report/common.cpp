@@ -221,7 +221,10 @@ std::vector<std::string> case_details(const engine::CaseResult& c) {
       s += " [" + std::to_string(w.index) + "]";
     }
     // Full precision: the exact value (65504, a NaN) is often the finding.
-    s += " = " + format_double(w.value) + " vs reference " + format_double(w.reference);
+    if (e.metric == "property_ratio")  // an algebraic property: its residual against its derived bound
+      s += ": residual " + format_double(w.value) + ", allowed " + format_double(w.reference);
+    else
+      s += " = " + format_double(w.value) + " vs reference " + format_double(w.reference);
     s += " (" + (e.metric.empty() ? std::string("metric") : e.metric) + " " + short_number(w.metric) + ")";
     if (!w.config.empty()) s += " in " + w.config;
     out.push_back(std::move(s));

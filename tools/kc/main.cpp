@@ -14,6 +14,7 @@
 #include "kc/calibrate.h"
 #include "kc/engine.h"
 #include "kc/lang.h"
+#include "kc/obligation.h"
 #include "kc/op.h"
 #include "kc/report.h"
 
@@ -334,7 +335,15 @@ int cmd_list(const Args& a) {
     }
     return kExitOk;
   }
-  return usage_error("list what? contracts | ops | impls");
+  if (what == "properties") {  // the algebraic properties `reference algebraic NAME` can name
+    for (const auto& p : kc::obligation::properties()) {
+      std::string ops;
+      for (const auto& o : p.ops) ops += (ops.empty() ? "" : ",") + o;
+      std::printf("%-34s %-22s %s\n", p.name.c_str(), ops.c_str(), p.statement.c_str());
+    }
+    return kExitOk;
+  }
+  return usage_error("list what? contracts | ops | impls | properties");
 }
 
 int cmd_backends(const Args& a) {

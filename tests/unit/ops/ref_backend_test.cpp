@@ -38,7 +38,7 @@ TEST(RefBackend, AvailableWithDeclaredPolicies) {
   EXPECT_EQ(b->name(), "ref");
   EXPECT_TRUE(b->probe().available);
   const auto impls = b->impls();
-  ASSERT_EQ(impls.size(), 9u);
+  ASSERT_GE(impls.size(), 9u);  // the core ops, then the transformer kernels (ref_transformer.cpp)
   for (const auto& i : impls) {
     const Declaration& d = i->declaration();
     EXPECT_EQ(d.name, "ref." + d.op);

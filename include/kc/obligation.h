@@ -1,0 +1,115 @@
+// kc — obligations: named algebraic properties an op's outputs must satisfy,
+// the executable form of `reference algebraic PROPERTY` (docs/obligations.md).
+//
+// A property is a function of one call of the impl under test (its inputs and
+// the outputs the impl wrote) that may run the impl again on inputs it
+// transforms (x + c, a perturbed future, a permuted pairing). It judges every
+// check it makes as a ratio residual / allowed, where `allowed` comes from the
+// contract's tolerance (the rounding factor, evaluated for the call) times a
+// magnitude the property derives, plus any exact, non-rounding slack the
+// property computes itself (e.g. the effect of eps on layernorm's scale
+// invariance). The property holds iff every ratio is <= 1.
+//
+// Names are `family.property` (softmax.sums_to_one, attention.causal); the
+// family is the op or op group it is about. One table (obligation/registry.cpp)
+// lists every property; adding one is a function and a line in that table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kc/op.h"
+#include "kc/rng.h"
+#include "kc/status.h"
+
+namespace kc::obligation {
+
+/// Runs the impl under test on a call the property made, in the same worker
+/// (isolation, limits) as the first call; its outputs are poisoned first. A
+/// crash is recorded by the engine and becomes the case's error verdict.
+using Invoke = std::function<Status(Call& call)>;
+
+/// What a property gets for one sample.
+struct Context {
+  const Op& op;
+  const Call& call;      ///< the inputs and the outputs the impl wrote
+  const Invoke& invoke;  ///< the impl under test, for transformed inputs
+  Rng& rng;              ///< for the property's own random choices (seeded per sample)
+  double factor = 0;     ///< the contract's `bound E` evaluated for this call; 0 under `tolerance none`
+  /// Under a `bound` tolerance, the unit roundoff of the output format: the
+  /// rounding of a correctly computed result into it (as the engine adds
+  /// u|ref| to an oracle comparison's bound); 0 otherwise.
+  double rounding = 0;
+  double absolute = 0;   ///< the contract's `absolute E` evaluated for this call
+
+  /// What a check may deviate by: (factor + rounding) * magnitude + absolute +
+  /// exact, with `magnitude` the property's derived rounding term and `exact`
+  /// a derived deviation the property allows for reasons other than rounding.
+  double allowed(double magnitude, double exact = 0) const {
+    return (factor + rounding) * magnitude + absolute + exact;
+  }
+  /// A fresh copy of the call's inputs (outputs zero) for a re-invocation.
+  Call fresh_inputs() const;
+};
+
+/// Where a check was made: row/col of an output, or a free label.
+struct Where {
+  std::int64_t row = -1, col = -1;
+  std::string label;  ///< overrides row/col when set ("x -> -x at n = 17")
+  std::string to_string() const;
+};
+
+/// The result of a property on one sample.
+struct Outcome {
+  std::vector<double> ratios;  ///< one per check (inf for a structural failure)
+  double max_ratio = 0;
+  std::int64_t failures = 0;   ///< ratios > 1
+  std::string evidence;        ///< the worst check in words, with residual and allowed
+  Where worst;
+  double worst_residual = 0, worst_allowed = 0;  ///< of the worst check (NaN/inf as found)
+};
+
+/// Accumulates checks for one sample and remembers the worst.
+class Judge {
+ public:
+  /// `quantity` names what each residual is, e.g. "|sum_j y_j - 1|".
+  explicit Judge(std::string quantity) : quantity_(std::move(quantity)) {}
+  /// One check: |residual| <= allowed. A NaN residual fails (ratio inf); a zero
+  /// residual passes even when nothing is allowed.
+  void check(double residual, double allowed, Where where);
+  /// A structural failure (the wrong kind of value: a number where NaN is
+  /// stated, a NaN where a number is): ratio inf, explained by `what`.
+  void fail(Where where, std::string what);
+  /// A structural check that passed (counts towards the evidence's size).
+  void pass() { out_.ratios.push_back(0); }
+  Outcome outcome() const;
+
+ private:
+  std::string quantity_;
+  Outcome out_;
+  double worst_residual_ = 0, worst_allowed_ = 0;
+  std::string worst_what_;
+};
+
+struct Property {
+  std::string name;              ///< "softmax.sums_to_one"
+  std::vector<std::string> ops;  ///< the ops it applies to
+  std::string statement;         ///< what must hold, one line (kc explain, docs)
+  std::function<Result<Outcome>(const Context&)> check;
+
+  bool applies_to(std::string_view op) const;
+};
+
+/// The one table of properties, in `kc list properties` order.
+const std::vector<Property>& properties();
+const Property* find_property(std::string_view name);
+/// Whether `reference algebraic NAME` names a property (family.property)
+/// rather than a descriptive label such as `determinism`.
+bool is_property_name(std::string_view name);
+/// The nearest property name, for "did you mean" (empty if none is close).
+std::string nearest_property(std::string_view name);
+
+}  // namespace kc::obligation

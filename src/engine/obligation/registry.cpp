@@ -1,0 +1,124 @@
+// kc — the one table of algebraic properties, and the Judge every property
+// reports through (kc/obligation.h, docs/obligations.md).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+
+#include "engine/obligation/families.h"
+#include "kc/lang.h"
+
+namespace kc::obligation {
+namespace {
+
+std::string fmt_g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+}  // namespace
+
+Call Context::fresh_inputs() const {
+  Call c = call;
+  for (std::size_t k = 0; k < c.tensors.size(); ++k)
+    if (c.roles[k] == Role::kOut) c.tensors[k].fill_storage(0);
+  return c;
+}
+
+std::string Where::to_string() const {
+  if (!label.empty()) return label;
+  if (row >= 0 && col >= 0) return "(row " + std::to_string(row) + ", col " + std::to_string(col) + ")";
+  if (row >= 0) return "(row " + std::to_string(row) + ")";
+  return "(whole output)";
+}
+
+void Judge::check(double residual, double allowed, Where where) {
+  residual = std::fabs(residual);
+  double r = 0;
+  if (std::isnan(residual) || std::isnan(allowed)) r = std::numeric_limits<double>::infinity();
+  else if (residual == 0) r = 0;
+  else r = allowed > 0 ? residual / allowed : std::numeric_limits<double>::infinity();
+  out_.ratios.push_back(r);
+  if (r > 1) ++out_.failures;
+  if (out_.ratios.size() == 1 || r > out_.max_ratio) {
+    out_.max_ratio = r;
+    out_.worst = std::move(where);
+    worst_residual_ = residual;
+    worst_allowed_ = allowed;
+    worst_what_.clear();
+  }
+}
+
+void Judge::fail(Where where, std::string what) {
+  const double r = std::numeric_limits<double>::infinity();
+  out_.ratios.push_back(r);
+  ++out_.failures;
+  if (out_.ratios.size() == 1 || r > out_.max_ratio) {  // the first structural failure is the one shown
+    out_.max_ratio = r;
+    out_.worst = std::move(where);
+    worst_what_ = std::move(what);
+    worst_allowed_ = 0;
+  }
+}
+
+Outcome Judge::outcome() const {
+  Outcome o = out_;
+  o.worst_residual = worst_what_.empty() ? worst_residual_ : std::numeric_limits<double>::quiet_NaN();
+  o.worst_allowed = worst_allowed_;
+  if (o.ratios.empty()) {
+    o.evidence = "no checks made";
+    return o;
+  }
+  const std::string n = std::to_string(o.ratios.size()) + " check" + (o.ratios.size() == 1 ? "" : "s");
+  if (!worst_what_.empty()) {
+    o.evidence = worst_what_ + " at " + o.worst.to_string() + " (" + std::to_string(o.failures) + " of " + n +
+                 " failed)";
+  } else {
+    o.evidence = quantity_ + " = " + fmt_g(worst_residual_) + " at " + o.worst.to_string() + ", allowed " +
+                 fmt_g(worst_allowed_) + ", ratio " + fmt_g(o.max_ratio) + " (" +
+                 (o.failures ? std::to_string(o.failures) + " of " + n + " failed" : "worst of " + n) + ")";
+  }
+  return o;
+}
+
+bool Property::applies_to(std::string_view op) const {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+const std::vector<Property>& properties() {
+  static const std::vector<Property>* table = [] {
+    auto* t = new std::vector<Property>();
+    // The one table: one line per family, in `kc list properties` order.
+    const std::function<void(std::vector<Property>&)> families[] = {
+        add_softmax_properties,
+        add_norm_properties,
+        add_attention_properties,
+        add_activation_properties,
+        add_matmul_properties,
+    };
+    for (const auto& add : families) add(*t);
+    for (std::size_t i = 0; i < t->size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        KC_CHECK_MSG((*t)[i].name != (*t)[j].name, "duplicate property name in the obligation table");
+    return t;
+  }();
+  return *table;
+}
+
+const Property* find_property(std::string_view name) {
+  for (const auto& p : properties())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+bool is_property_name(std::string_view name) { return name.find('.') != std::string_view::npos; }
+
+std::string nearest_property(std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& p : properties()) names.push_back(p.name);
+  return lang::nearest_word(name, names);
+}
+
+}  // namespace kc::obligation
