@@ -82,7 +82,7 @@ using Dims = memory::dims;
 
 constexpr const char* kDocs = "oneDNN 2.6 Developer Guide (https://oneapi-src.github.io/oneDNN/v2.6/)";
 
-enum class Kind { kMatmul, kInnerProduct, kFused, kSoftmax, kLogSoftmax, kEltwise, kSum, kMean, kNorm2 };
+enum class Kind { kMatmul, kInnerProduct, kFused, kSoftmax, kLogSoftmax, kEltwise, kSum, kMean, kNorm2, kLayerNorm };
 
 /// One ISA cap: the name used in impl names and dnnl's enum.
 struct IsaCap {
@@ -326,6 +326,37 @@ Status run_reduction(Call& call, Kind kind) {
   return ok_status();
 }
 
+// layernorm ("Layer Normalization", dev_guide_layer_normalization): forward
+// inference with use_scale | use_shift; mean and variance are computed per
+// row (variance = (1/C) sum (x - mean)^2, the biased one the op defines) and
+// y = gamma (x - mean) / sqrt(variance + eps) + beta. 2.6 has no RMS variant.
+Status run_layernorm(Call& call) {
+  const Tensor& x = call.t("x");
+  const Tensor& gamma = call.t("gamma");
+  const Tensor& beta = call.t("beta");
+  Tensor& y = call.t("y");
+  if (x.strides() != y.strides()) return unimplemented("x and y must share a layout (one layer-norm data descriptor)");
+  const memory::desc md = md_of(x);
+  const memory::desc g_md = md_of(gamma), b_md = md_of(beta);
+  const auto eps = static_cast<float>(call.get_double("eps", 1e-5));
+  dnnl::engine& eng = cpu_engine();
+  dnnl::stream s(eng);
+  const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  dnnl::layer_normalization_forward::primitive_desc pd(
+      dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, eps, flags), eng);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(md, eng, x)},
+                                       {DNNL_ARG_DST, mem(md, eng, y)},
+                                       {DNNL_ARG_SCALE, mem(g_md, eng, gamma)},
+                                       {DNNL_ARG_SHIFT, mem(b_md, eng, beta)}};
+  // Inference computes the statistics itself; some implementations still want
+  // buffers for them (the descriptors say so by a non-zero size).
+    if (pd.mean_desc().get_size() != 0) args.emplace(DNNL_ARG_MEAN, memory(pd.mean_desc(), eng));
+  if (pd.variance_desc().get_size() != 0) args.emplace(DNNL_ARG_VARIANCE, memory(pd.variance_desc(), eng));
+  dnnl::layer_normalization_forward(pd).execute(s, args);
+  s.wait();
+  return ok_status();
+}
+
 /// The process's ISA cap, once applied: oneDNN allows one value per process.
 Status apply_isa(const IsaCap& cap, const std::string& impl) {
   static std::mutex m;
@@ -392,6 +423,8 @@ class OnednnImpl final : public Impl {
       case Kind::kMean:
       case Kind::kNorm2:
         return run_reduction(call, kind_);
+      case Kind::kLayerNorm:
+        return run_layernorm(call);
     }
     return internal_error("unknown kind");
   }
@@ -432,6 +465,8 @@ constexpr Row kRows[] = {
     {"sum", "sum", Kind::kSum, true, "reduction_sum over the strided vector", "dev_guide_reduction"},
     {"mean", "mean", Kind::kMean, true, "reduction_mean along each row", "dev_guide_reduction"},
     {"norm2", "norm2", Kind::kNorm2, true, "reduction_norm_lp_sum, p = 2, eps = 0", "dev_guide_reduction"},
+    {"layernorm", "layernorm", Kind::kLayerNorm, true,
+     "layer_normalization_forward, inference, use_scale | use_shift", "dev_guide_layer_normalization"},
 };
 
 Declaration declaration_of(const Row& row, const std::string& name, const std::string& extra_description) {

@@ -160,6 +160,13 @@ void run_gather(const kc_call* call, int) {
   view(call, "out").copy_(at::gather(table, 0, idx));
 }
 
+void run_layernorm(const kc_call* call, int) {
+  // torch.nn.functional.layer_norm over the last axis (normalized_shape = {cols}).
+  at::Tensor x = view(call, "x");
+  const double eps = attr_double(call, "eps", 1e-5);
+  view(call, "y").copy_(at::layer_norm(x, {x.size(-1)}, view(call, "gamma"), view(call, "beta"), eps));
+}
+
 void run_sum(const kc_call* call, int threads) {
   with_threads(threads, [&] { view(call, "out").copy_(at::sum(view(call, "x")).reshape({1})); });
 }
@@ -202,6 +209,8 @@ constexpr Entry kEntries[] = {
      "at::embedding(table, index, padding_idx)", &run_embedding, 0},
     {"torch.gather", "gather", KC_TORCH_COMMON ", oob = RAISE, " KC_TORCH_SRC("torch.gather; bounds check in native/cpu/ScatterGatherKernel.cpp"),
      "at::gather(table, 0, index expanded to {n, dim})", &run_gather, 0},
+    {"torch.layernorm", "layernorm", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.nn.functional.layer_norm (biased variance); RowwiseMoments in native/cpu/layer_norm_kernel.cpp"),
+     "at::layer_norm(x, {cols}, gamma, beta, eps)", &run_layernorm, 0},
     {"torch.sum", "sum", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.sum; cascade_sum in native/cpu/SumKernel.cpp"),
      "at::sum(x), default threads", &run_sum, 0},
     {"torch.sum_t1", "sum", "accumulator = FP32, " KC_TORCH_COMMON ", threads = 1, " KC_TORCH_SRC("torch.sum; torch.set_num_threads"),

@@ -183,6 +183,13 @@ TEST_F(Onednn, MeanAndNorm2Conform) {
   expect_conforming(check_text(kStats, "onednn.norm2"));
 }
 
+TEST_F(Onednn, LayernormConforms) {
+  // The layernorm op's derived bound (src/ops/norm), on unit-scale and on
+  // large-mean rows (oneDNN's documented two-pass statistics do not cancel).
+  expect_conforming(check_file("contracts/transformer/KC-NORM-01.kc", "KC-NORM-01", "onednn.layernorm"));
+  expect_conforming(check_file("contracts/transformer/KC-NORM-01.kc", "KC-NORM-02", "onednn.layernorm"));
+}
+
 // ---- Verdicts the documentation predicts.
 
 TEST_F(Onednn, BetaZeroLeavesCUnread) {

@@ -145,6 +145,13 @@ TEST_F(Torch, SumAtFixedThreadsIsBitwiseDeterministic) {
   EXPECT_EQ(r.verdict, Verdict::kConforming) << describe(r);
 }
 
+TEST_F(Torch, LayernormConforms) {
+  // at::layer_norm's Welford + cascade moments (native/cpu/moments_utils.h) on
+  // unit-scale and on large-mean rows, under the layernorm op's derived bound.
+  expect_conforming(check_file("contracts/transformer/KC-NORM-01.kc", "KC-NORM-01", "torch.layernorm"));
+  expect_conforming(check_file("contracts/transformer/KC-NORM-01.kc", "KC-NORM-02", "torch.layernorm"));
+}
+
 // Population variance under the stats op's error model (two-pass / Welford
 // allowance, src/ops/stats), at a large offset where the one-pass formula fails.
 const char* kVariance = R"(
