@@ -61,6 +61,7 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <optional>
