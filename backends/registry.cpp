@@ -7,6 +7,8 @@
 #include "compilers/compilers_backend.h"
 #include "cuda/cuda_backend.h"
 #include "eigen/eigen_backend.h"
+#include "onednn/onednn_backend.h"
+#include "torch/torch_backend.h"
 #include "kc/backend.h"
 #include "mpi/mpi_backend.h"
 #include "opencl/opencl_backend.h"
@@ -99,6 +101,8 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       backends::make_compilers_backend,
       [] { return backends::make_mpi_backend(); },
       backends::make_opencl_backend,
+      backends::make_onednn_backend,
+      backends::make_torch_backend,
       [&options] { return backends::make_opencl_user_backend(options.opencl_sources); },
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };

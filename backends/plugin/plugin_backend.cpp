@@ -199,6 +199,10 @@ Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle>
     decl.source = std::string("plugin ") + (p->name ? p->name : "");
     if (Status s = parse_dtypes(d.dtypes, &decl.dtypes); !s.ok()) return s.with_context(where);
     if (Status s = parse_declares(d.declares, &decl); !s.ok()) return s.with_context(where);
+    if (auto src = decl.extra.find("source"); src != decl.extra.end()) {
+      decl.source = src->second;
+      decl.extra.erase(src);
+    }
     out.impls.push_back(std::make_shared<PluginImpl>(lib, d, std::move(decl)));
   }
   return out;

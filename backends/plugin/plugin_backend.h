@@ -27,8 +27,9 @@ struct LoadedPlugin {
 
 /// Loads one plugin (dlopen(RTLD_NOW | RTLD_LOCAL), then kc_plugin_init) and
 /// describes its impls, each with `backend` as its backend name. The library
-/// stays mapped while any of its impls lives. Backends built from plugin
-/// libraries of their own (eigen, compilers: backends/variants) share this path.
+/// stays mapped while any of its impls lives. A `source = TEXT` item in an
+/// impl's `declares` becomes its Declaration::source. Backends built from plugin
+/// libraries of their own (eigen, compilers: backends/variants; torch) share this path.
 Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend);
 
 /// One backend named "plugin" holding the impls of every source. If any source

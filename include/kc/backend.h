@@ -79,7 +79,7 @@ struct BackendOptions {
 };
 
 /// The one table of built-in backends: ref, openblas, blis, refblas, calibration, cuda,
-/// opencl, opencl_user, plugin.
+/// eigen, compilers, mpi, opencl, onednn, torch, opencl_user, plugin.
 Status register_builtin_backends(BackendRegistry& registry, const BackendOptions& options = {});
 
 }  // namespace kc

@@ -95,7 +95,8 @@ TEST(BuiltinBackends, OneTableInDocumentedOrder) {
   for (Backend* b : r.backends()) names.emplace_back(b->name());
   // Every build registers every backend (one without its library reports why).
   EXPECT_EQ(names, (std::vector<std::string>{"ref", "openblas", "blis", "refblas", "calibration", "cuda",
-                                             "eigen", "compilers", "mpi", "opencl", "opencl_user", "plugin"}));
+                                             "eigen", "compilers", "mpi", "opencl", "onednn", "torch",
+                                             "opencl_user", "plugin"}));
   for (const BackendInfo& info : r.infos()) {
     if (info.name == "plugin") {
       EXPECT_FALSE(info.available);
