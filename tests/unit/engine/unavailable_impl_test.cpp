@@ -32,11 +32,31 @@ class CpuLacksImpl final : public Impl {
   Declaration decl_;
 };
 
+/// Accepts every call in can_implement but turns each one down when run (as a
+/// library does for a config it has no kernel for).
+class TurnsDownImpl final : public Impl {
+ public:
+  TurnsDownImpl() {
+    decl_.name = "fake.turns_down.sum";
+    decl_.op = "sum";
+    decl_.backend = "fake";
+    decl_.dtypes = {DType::kF32};
+    decl_.accumulator = DType::kF32;
+  }
+  const Declaration& declaration() const override { return decl_; }
+  Status run(Call&) const override { return unimplemented("no kernel for this config"); }
+
+ private:
+  Declaration decl_;
+};
+
 class FakeBackend final : public Backend {
  public:
   std::string_view name() const override { return "fake"; }
-  BackendInfo probe() override { return {"fake", true, "1", "test", "one unavailable impl"}; }
-  std::vector<std::shared_ptr<const Impl>> impls() override { return {std::make_shared<CpuLacksImpl>()}; }
+  BackendInfo probe() override { return {"fake", true, "1", "test", "impls that cannot run"}; }
+  std::vector<std::shared_ptr<const Impl>> impls() override {
+    return {std::make_shared<CpuLacksImpl>(), std::make_shared<TurnsDownImpl>()};
+  }
 };
 
 TEST(UnavailableImpl, IsSkippedWithItsReason) {
@@ -44,12 +64,27 @@ TEST(UnavailableImpl, IsSkippedWithItsReason) {
   ASSERT_TRUE(registry.add(std::make_unique<FakeBackend>()).ok());
   CheckRequest request;
   request.paths = {std::string(KC_SOURCE_DIR) + "/contracts/blas/KC-RED-01.kc"};
-  request.impls = {"fake.*"};
+  request.impls = {"fake.avx512.*"};
   const CheckResult r = run_check(request, registry);
   ASSERT_EQ(r.cases.size(), 1u);
   EXPECT_EQ(r.cases[0].verdict, Verdict::kSkipped) << r.cases[0].reason;
   EXPECT_NE(r.cases[0].reason.find("lacks avx512f"), std::string::npos) << r.cases[0].reason;
   EXPECT_EQ(r.exit_code(), 0);
+}
+
+// Nothing compared is nothing proven: an impl that turns down every config at
+// run time is not_applicable, never conforming.
+TEST(UnavailableImpl, EveryConfigTurnedDownIsNotApplicable) {
+  BackendRegistry registry;
+  ASSERT_TRUE(registry.add(std::make_unique<FakeBackend>()).ok());
+  CheckRequest request;
+  request.paths = {std::string(KC_SOURCE_DIR) + "/contracts/blas/KC-RED-01.kc"};
+  request.impls = {"fake.turns_down.*"};
+  request.isolation = isolate::Mode::kNone;
+  const CheckResult r = run_check(request, registry);
+  ASSERT_EQ(r.cases.size(), 1u);
+  EXPECT_EQ(r.cases[0].verdict, Verdict::kNotApplicable) << r.cases[0].reason;
+  EXPECT_NE(r.cases[0].reason.find("no kernel for this config"), std::string::npos) << r.cases[0].reason;
 }
 
 }  // namespace
