@@ -86,7 +86,7 @@ Status xent_no_softmax(Call& call) {
 // Baseline: only the hard-label term.
 Status kd_ce_only(Call& call) {
   Call ce = call;
-  ce.config.params["alpha"] = "0";
+  ce.config.params["alpha"].assign(1, '0');  // not = "0": GCC 12 -O2 reports a false -Wrestrict
   KC_RETURN_IF_ERROR(backends::kd_loss_fp32(ce, true));
   // `ce` shares the output buffer inside a worker (tensor views) but not in
   // process: write the result back either way.
