@@ -117,6 +117,13 @@ Status add_device(std::vector<DeviceTensor>& dev, Call& call, const char* name, 
   return ok_status();
 }
 
+Status add_devices(std::vector<DeviceTensor>& dev, Call& call, std::initializer_list<const char*> inputs,
+                   std::initializer_list<const char*> outputs) {
+  for (const char* name : inputs) KC_RETURN_IF_ERROR(add_device(dev, call, name, false, false));
+  for (const char* name : outputs) KC_RETURN_IF_ERROR(add_device(dev, call, name, true, true));
+  return ok_status();
+}
+
 Status finish(std::vector<DeviceTensor>& tensors) {
   for (const DeviceTensor& t : tensors) KC_RETURN_IF_ERROR(t.buffer.check_guards());
   // Read-only inputs are read back too: a kernel that wrote one then shows up

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,12 @@ Result<DeviceTensor> to_device(const std::string& name, Tensor& host, bool poiso
 
 /// Pushes the device copy of call tensor `name` onto `dev`.
 Status add_device(std::vector<DeviceTensor>& dev, Call& call, const char* name, bool poison, bool copy_back);
+
+/// Pushes the device copies of the call's `inputs` (uploaded as they are, not
+/// copied back) and then of its `outputs` (poisoned, copied back) onto `dev`,
+/// in that order.
+Status add_devices(std::vector<DeviceTensor>& dev, Call& call, std::initializer_list<const char*> inputs,
+                   std::initializer_list<const char*> outputs);
 
 /// After the kernel: checks every buffer's bands, checks that read-only
 /// buffers still hold what was uploaded (a kernel writing its inputs is

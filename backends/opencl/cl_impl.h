@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cl_buffer.h"
 #include "kc/backend.h"
 
 namespace kc::backends::opencl {
@@ -46,6 +47,27 @@ struct MatmulArgs {
   float alpha = 1, beta = 0;
 };
 Result<MatmulArgs> matmul_args(const Call& call);
+/// Pushes the device copies of matmul's A and B (inputs) and C (copied back)
+/// onto `dev`, in that order. With beta = 0, C need not be set on input
+/// (sgemm.f), so it is uploaded as NaN and a kernel that reads it anyway shows.
+Status add_matmul_devices(std::vector<DeviceTensor>& dev, Call& call, const MatmulArgs& a);
+
+/// sum's problem read from a call: n FP32 elements of x at stride incx into
+/// the one-element FP32 out, x's storage indexable by the kernels' int.
+struct SumArgs {
+  int n = 0, incx = 1;
+};
+Result<SumArgs> sum_args(const Call& call);
+
+/// A row-wise op's problem (softmax, log_softmax) read from a call: FP32
+/// x -> y, both rows x cols with unit inner stride.
+struct RowsArgs {
+  int rows = 0, cols = 0, ldx = 1, ldy = 1;
+};
+Result<RowsArgs> rows_args(const Call& call);
+
+/// An elementwise op's element count: FP32 x -> y, both contiguous.
+Result<int> unary_args(const Call& call);
 
 /// A declaration with the fields every opencl impl shares.
 Declaration base_declaration(const std::string& name, const std::string& op, const std::string& description);

@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -105,6 +106,20 @@ Status launch(cl_kernel kernel, const std::vector<std::size_t>& global, const st
 template <typename T>
 Status set_arg(cl_kernel k, cl_uint i, const T& v) {
   return cl_status(clSetKernelArg(k, i, sizeof(T), &v), "clSetKernelArg(" + std::to_string(i) + ")");
+}
+
+/// Sets kernel arguments 0, 1, ... from `args` in order, stopping at the
+/// first error. Each is passed with its own size, so each must have its
+/// kernel parameter's type: int, long, float or a buffer.
+template <typename... T>
+Status set_args(cl_kernel k, const T&... args) {
+  static_assert(((std::is_same_v<T, cl_int> || std::is_same_v<T, cl_long> || std::is_same_v<T, cl_float> ||
+                  std::is_same_v<T, cl_mem>) && ...),
+                "a kernel argument must be cl_int, cl_long, cl_float or cl_mem (convert bool and size_t first)");
+  cl_uint i = 0;
+  Status s;
+  (void)((s = set_arg(k, i++, args)).ok() && ...);
+  return s;
 }
 
 /// Runs `fn` in a forked child and returns the text it produced, so the

@@ -45,9 +45,7 @@ Status run_gemm(Call& call) {
   if (a.k == 0) return unimplemented("CLBlast rejects K = 0 (CLBlastInvalidDimension)");
   KC_ASSIGN_OR_RETURN(Runtime * rt, Runtime::get());
   std::vector<DeviceTensor> dev;
-  KC_RETURN_IF_ERROR(add_device(dev, call, "A", false, false));
-  KC_RETURN_IF_ERROR(add_device(dev, call, "B", false, false));
-  KC_RETURN_IF_ERROR(add_device(dev, call, "C", a.beta == 0.0f, true));
+  KC_RETURN_IF_ERROR(add_matmul_devices(dev, call, a));
   cl_command_queue q = rt->queue();
   KC_RETURN_IF_ERROR(clblast_status(
       CLBlastSgemm(CLBlastLayoutRowMajor, a.trans_a ? CLBlastTransposeYes : CLBlastTransposeNo,

@@ -117,6 +117,47 @@ Result<MatmulArgs> matmul_args(const Call& call) {
   return r;
 }
 
+Status add_matmul_devices(std::vector<DeviceTensor>& dev, Call& call, const MatmulArgs& a) {
+  KC_RETURN_IF_ERROR(add_devices(dev, call, {"A", "B"}, {}));
+  return add_device(dev, call, "C", a.beta == 0.0f, true);
+}
+
+Result<SumArgs> sum_args(const Call& call) {
+  KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
+  KC_RETURN_IF_ERROR(check_dtype(call, "out", DType::kF32));
+  if (call.t("out").numel() != 1) return invalid_argument("out must hold exactly one element");
+  SumArgs r;
+  KC_ASSIGN_OR_RETURN(std::int64_t inc, vector_inc(call.t("x"), "x"));
+  KC_ASSIGN_OR_RETURN(r.n, to_int(call.t("x").dim(0), "n"));
+  KC_ASSIGN_OR_RETURN(r.incx, to_int(inc, "incx"));
+  KC_RETURN_IF_ERROR(to_int(call.t("x").storage_elems(), "x storage").status());
+  return r;
+}
+
+Result<RowsArgs> rows_args(const Call& call) {
+  KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
+  KC_RETURN_IF_ERROR(check_dtype(call, "y", DType::kF32));
+  const Tensor& x = call.t("x");
+  if (x.rank() != 2) return invalid_argument("x must be rank 2 {rows, cols}");
+  RowsArgs r;
+  KC_ASSIGN_OR_RETURN(std::int64_t ldx, leading_dim(x, "x", x.dim(0), x.dim(1)));
+  KC_ASSIGN_OR_RETURN(std::int64_t ldy, leading_dim(call.t("y"), "y", x.dim(0), x.dim(1)));
+  KC_ASSIGN_OR_RETURN(r.rows, to_int(x.dim(0), "rows"));
+  KC_ASSIGN_OR_RETURN(r.cols, to_int(x.dim(1), "cols"));
+  KC_ASSIGN_OR_RETURN(r.ldx, to_int(ldx, "ldx"));
+  KC_ASSIGN_OR_RETURN(r.ldy, to_int(ldy, "ldy"));
+  return r;
+}
+
+Result<int> unary_args(const Call& call) {
+  KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
+  KC_RETURN_IF_ERROR(check_dtype(call, "y", DType::kF32));
+  const Tensor& x = call.t("x");
+  if (x.storage_elems() != x.numel() || call.t("y").storage_elems() != x.numel())
+    return unimplemented("x and y must be contiguous");
+  return to_int(x.numel(), "n");
+}
+
 Declaration base_declaration(const std::string& name, const std::string& op, const std::string& description) {
   Declaration d;
   d.name = name;
@@ -211,26 +252,10 @@ Status run_matmul(const Variant& v, Call& call) {
   KC_ASSIGN_OR_RETURN(Runtime * rt, Runtime::get());
   KC_ASSIGN_OR_RETURN(cl_kernel k, rt->kernel(matmul_source(), tile_options(v, *tile), "kc_matmul_tiled"));
   std::vector<DeviceTensor> dev;
-  KC_RETURN_IF_ERROR(add_device(dev, call, "A", false, false));
-  KC_RETURN_IF_ERROR(add_device(dev, call, "B", false, false));
-  // beta == 0: C need not be set on input (sgemm.f), so it arrives as NaN and
-  // a kernel that reads it anyway shows.
-  KC_RETURN_IF_ERROR(add_device(dev, call, "C", a.beta == 0.0f, true));
+  KC_RETURN_IF_ERROR(add_matmul_devices(dev, call, a));
   const int ta = a.trans_a, tb = a.trans_b;
-  cl_mem ma = dev[0].buffer.mem(), mb = dev[1].buffer.mem(), mc = dev[2].buffer.mem();
-  KC_RETURN_IF_ERROR(set_arg(k, 0, a.m));
-  KC_RETURN_IF_ERROR(set_arg(k, 1, a.n));
-  KC_RETURN_IF_ERROR(set_arg(k, 2, a.k));
-  KC_RETURN_IF_ERROR(set_arg(k, 3, ta));
-  KC_RETURN_IF_ERROR(set_arg(k, 4, tb));
-  KC_RETURN_IF_ERROR(set_arg(k, 5, a.alpha));
-  KC_RETURN_IF_ERROR(set_arg(k, 6, ma));
-  KC_RETURN_IF_ERROR(set_arg(k, 7, a.lda));
-  KC_RETURN_IF_ERROR(set_arg(k, 8, mb));
-  KC_RETURN_IF_ERROR(set_arg(k, 9, a.ldb));
-  KC_RETURN_IF_ERROR(set_arg(k, 10, a.beta));
-  KC_RETURN_IF_ERROR(set_arg(k, 11, mc));
-  KC_RETURN_IF_ERROR(set_arg(k, 12, a.ldc));
+  KC_RETURN_IF_ERROR(set_args(k, a.m, a.n, a.k, ta, tb, a.alpha, dev[0].buffer.mem(), a.lda, dev[1].buffer.mem(),
+                              a.ldb, a.beta, dev[2].buffer.mem(), a.ldc));
   const auto ts = static_cast<std::size_t>(tile->ts);
   const std::size_t rts = ts / static_cast<std::size_t>(tile->wpt);
   const std::size_t groups_x = round_up(static_cast<std::size_t>(a.n), ts) / ts;
@@ -241,96 +266,52 @@ Status run_matmul(const Variant& v, Call& call) {
 
 // --- sum.
 
-Status check_sum(const Call& call) {
-  KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
-  KC_RETURN_IF_ERROR(check_dtype(call, "out", DType::kF32));
-  if (call.t("out").numel() != 1) return invalid_argument("out must hold exactly one element");
-  return ok_status();
-}
-
 Status run_sum_tree(const Variant& v, Call& call) {
-  KC_RETURN_IF_ERROR(check_sum(call));
-  KC_ASSIGN_OR_RETURN(std::int64_t inc, vector_inc(call.t("x"), "x"));
-  KC_ASSIGN_OR_RETURN(int n, to_int(call.t("x").dim(0), "n"));
-  KC_ASSIGN_OR_RETURN(int incx, to_int(inc, "incx"));
-  KC_RETURN_IF_ERROR(to_int(call.t("x").storage_elems(), "x storage").status());
+  KC_ASSIGN_OR_RETURN(SumArgs a, sum_args(call));
   KC_ASSIGN_OR_RETURN(Runtime * rt, Runtime::get());
   KC_ASSIGN_OR_RETURN(cl_kernel kp, rt->kernel(common_source(), v.options, "kc_sum_partials"));
   KC_ASSIGN_OR_RETURN(cl_kernel kf, rt->kernel(common_source(), v.options, "kc_sum_final"));
   std::vector<DeviceTensor> dev;
-  KC_RETURN_IF_ERROR(add_device(dev, call, "x", false, false));
-  KC_RETURN_IF_ERROR(add_device(dev, call, "out", true, true));
+  KC_RETURN_IF_ERROR(add_devices(dev, call, {"x"}, {"out"}));
   KC_ASSIGN_OR_RETURN(GuardedBuffer partials, GuardedBuffer::allocate(kSumGroups * sizeof(float), "partials"));
   std::vector<float> nan_fill(kSumGroups, __builtin_nanf(""));
   KC_RETURN_IF_ERROR(partials.write(nan_fill.data(), nan_fill.size() * sizeof(float)));
-  cl_mem mx = dev[0].buffer.mem(), mo = dev[1].buffer.mem(), mp = partials.mem();
-  KC_RETURN_IF_ERROR(set_arg(kp, 0, n));
-  KC_RETURN_IF_ERROR(set_arg(kp, 1, mx));
-  KC_RETURN_IF_ERROR(set_arg(kp, 2, incx));
-  KC_RETURN_IF_ERROR(set_arg(kp, 3, mp));
+  KC_RETURN_IF_ERROR(set_args(kp, a.n, dev[0].buffer.mem(), a.incx, partials.mem()));
   // The fixed grid runs even for n == 0 (every partial is then 0).
   KC_RETURN_IF_ERROR(launch(kp, {std::size_t{kSumGroups} * kSumLocal}, {kSumLocal}, "kc_sum_partials"));
   const int count = kSumGroups;
-  KC_RETURN_IF_ERROR(set_arg(kf, 0, count));
-  KC_RETURN_IF_ERROR(set_arg(kf, 1, mp));
-  KC_RETURN_IF_ERROR(set_arg(kf, 2, mo));
+  KC_RETURN_IF_ERROR(set_args(kf, count, partials.mem(), dev[1].buffer.mem()));
   KC_RETURN_IF_ERROR(launch(kf, {std::size_t{kSumLocal}}, {kSumLocal}, "kc_sum_final"));
   KC_RETURN_IF_ERROR(partials.check_guards());
   return finish(dev);
 }
 
 Status run_sum_atomic(const Variant& v, Call& call) {
-  KC_RETURN_IF_ERROR(check_sum(call));
-  KC_ASSIGN_OR_RETURN(std::int64_t inc, vector_inc(call.t("x"), "x"));
-  KC_ASSIGN_OR_RETURN(int n, to_int(call.t("x").dim(0), "n"));
-  KC_ASSIGN_OR_RETURN(int incx, to_int(inc, "incx"));
-  KC_RETURN_IF_ERROR(to_int(call.t("x").storage_elems(), "x storage").status());
+  KC_ASSIGN_OR_RETURN(SumArgs a, sum_args(call));
   KC_ASSIGN_OR_RETURN(Runtime * rt, Runtime::get());
   KC_ASSIGN_OR_RETURN(cl_kernel k, rt->kernel(common_source(), v.options, "kc_sum_atomic"));
   std::vector<DeviceTensor> dev;
-  KC_RETURN_IF_ERROR(add_device(dev, call, "x", false, false));
-  KC_RETURN_IF_ERROR(add_device(dev, call, "out", true, true));
+  KC_RETURN_IF_ERROR(add_devices(dev, call, {"x"}, {"out"}));
   // The impl's own initialisation: the atomics add into a zeroed accumulator.
   const float zero = 0.0f;
   KC_RETURN_IF_ERROR(dev[1].buffer.write(&zero, sizeof zero));
-  cl_mem mx = dev[0].buffer.mem(), mo = dev[1].buffer.mem();
-  KC_RETURN_IF_ERROR(set_arg(k, 0, n));
-  KC_RETURN_IF_ERROR(set_arg(k, 1, mx));
-  KC_RETURN_IF_ERROR(set_arg(k, 2, incx));
-  KC_RETURN_IF_ERROR(set_arg(k, 3, mo));
-  KC_RETURN_IF_ERROR(launch(k, {round_up(static_cast<std::size_t>(n), kSumLocal)}, {kSumLocal}, "kc_sum_atomic"));
+  KC_RETURN_IF_ERROR(set_args(k, a.n, dev[0].buffer.mem(), a.incx, dev[1].buffer.mem()));
+  KC_RETURN_IF_ERROR(launch(k, {round_up(static_cast<std::size_t>(a.n), kSumLocal)}, {kSumLocal}, "kc_sum_atomic"));
   return finish(dev);
 }
 
 // --- softmax / log_softmax.
 
 Status run_softmax(const Variant& v, bool log_out, Call& call) {
-  KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
-  KC_RETURN_IF_ERROR(check_dtype(call, "y", DType::kF32));
-  const Tensor& x = call.t("x");
-  if (x.rank() != 2) return invalid_argument("x must be rank 2 {rows, cols}");
-  KC_ASSIGN_OR_RETURN(std::int64_t ldx64, leading_dim(x, "x", x.dim(0), x.dim(1)));
-  KC_ASSIGN_OR_RETURN(std::int64_t ldy64, leading_dim(call.t("y"), "y", x.dim(0), x.dim(1)));
-  KC_ASSIGN_OR_RETURN(int rows, to_int(x.dim(0), "rows"));
-  KC_ASSIGN_OR_RETURN(int cols, to_int(x.dim(1), "cols"));
-  KC_ASSIGN_OR_RETURN(int ldx, to_int(ldx64, "ldx"));
-  KC_ASSIGN_OR_RETURN(int ldy, to_int(ldy64, "ldy"));
+  KC_ASSIGN_OR_RETURN(RowsArgs a, rows_args(call));
   KC_ASSIGN_OR_RETURN(Runtime * rt, Runtime::get());
   KC_ASSIGN_OR_RETURN(cl_kernel k, rt->kernel(common_source(), v.options, "kc_softmax_rows"));
   std::vector<DeviceTensor> dev;
-  KC_RETURN_IF_ERROR(add_device(dev, call, "x", false, false));
-  KC_RETURN_IF_ERROR(add_device(dev, call, "y", true, true));
-  cl_mem mx = dev[0].buffer.mem(), my = dev[1].buffer.mem();
+  KC_RETURN_IF_ERROR(add_devices(dev, call, {"x"}, {"y"}));
   const int lg = log_out ? 1 : 0;
-  KC_RETURN_IF_ERROR(set_arg(k, 0, rows));
-  KC_RETURN_IF_ERROR(set_arg(k, 1, cols));
-  KC_RETURN_IF_ERROR(set_arg(k, 2, mx));
-  KC_RETURN_IF_ERROR(set_arg(k, 3, ldx));
-  KC_RETURN_IF_ERROR(set_arg(k, 4, my));
-  KC_RETURN_IF_ERROR(set_arg(k, 5, ldy));
-  KC_RETURN_IF_ERROR(set_arg(k, 6, lg));
-  if (cols > 0)
-    KC_RETURN_IF_ERROR(launch(k, {static_cast<std::size_t>(rows) * kSoftmaxLocal}, {kSoftmaxLocal}, "kc_softmax_rows"));
+  KC_RETURN_IF_ERROR(set_args(k, a.rows, a.cols, dev[0].buffer.mem(), a.ldx, dev[1].buffer.mem(), a.ldy, lg));
+  if (a.cols > 0)
+    KC_RETURN_IF_ERROR(launch(k, {static_cast<std::size_t>(a.rows) * kSoftmaxLocal}, {kSoftmaxLocal}, "kc_softmax_rows"));
   return finish(dev);
 }
 
@@ -355,24 +336,13 @@ Status run_gather(const Variant& v, Call& call) {
   KC_ASSIGN_OR_RETURN(Runtime * rt, Runtime::get());
   KC_ASSIGN_OR_RETURN(cl_kernel k, rt->kernel(common_source(), v.options, "kc_gather"));
   std::vector<DeviceTensor> dev;
-  KC_RETURN_IF_ERROR(add_device(dev, call, "table", false, false));
-  KC_RETURN_IF_ERROR(add_device(dev, call, "index", false, false));
-  KC_RETURN_IF_ERROR(add_device(dev, call, "out", true, true));
+  KC_RETURN_IF_ERROR(add_devices(dev, call, {"table", "index"}, {"out"}));
   KC_ASSIGN_OR_RETURN(GuardedBuffer bad, GuardedBuffer::allocate(sizeof(cl_int), "oob flag"));
   const cl_int none = INT_MAX;
   KC_RETURN_IF_ERROR(bad.write(&none, sizeof none));
-  cl_mem mt = dev[0].buffer.mem(), mi = dev[1].buffer.mem(), mo = dev[2].buffer.mem(), mb = bad.mem();
   const cl_long rows_l = rows;
-  KC_RETURN_IF_ERROR(set_arg(k, 0, n));
-  KC_RETURN_IF_ERROR(set_arg(k, 1, dim));
-  KC_RETURN_IF_ERROR(set_arg(k, 2, rows_l));
-  KC_RETURN_IF_ERROR(set_arg(k, 3, mt));
-  KC_RETURN_IF_ERROR(set_arg(k, 4, ldt));
-  KC_RETURN_IF_ERROR(set_arg(k, 5, mi));
-  KC_RETURN_IF_ERROR(set_arg(k, 6, inc));
-  KC_RETURN_IF_ERROR(set_arg(k, 7, mo));
-  KC_RETURN_IF_ERROR(set_arg(k, 8, ldo));
-  KC_RETURN_IF_ERROR(set_arg(k, 9, mb));
+  KC_RETURN_IF_ERROR(set_args(k, n, dim, rows_l, dev[0].buffer.mem(), ldt, dev[1].buffer.mem(), inc,
+                              dev[2].buffer.mem(), ldo, bad.mem()));
   KC_RETURN_IF_ERROR(launch(k, {static_cast<std::size_t>(dim), static_cast<std::size_t>(n)}, {}, "kc_gather"));
   KC_RETURN_IF_ERROR(bad.check_guards());
   cl_int first_bad = INT_MAX;
@@ -390,21 +360,12 @@ Status run_gather(const Variant& v, Call& call) {
 // --- elementwise.
 
 Status run_unary(const Variant& v, const std::string& fn, Call& call) {
-  KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
-  KC_RETURN_IF_ERROR(check_dtype(call, "y", DType::kF32));
-  const Tensor& x = call.t("x");
-  if (x.storage_elems() != x.numel() || call.t("y").storage_elems() != x.numel())
-    return unimplemented("x and y must be contiguous");
-  KC_ASSIGN_OR_RETURN(int n, to_int(x.numel(), "n"));
+  KC_ASSIGN_OR_RETURN(int n, unary_args(call));
   KC_ASSIGN_OR_RETURN(Runtime * rt, Runtime::get());
   KC_ASSIGN_OR_RETURN(cl_kernel k, rt->kernel(common_source(), v.options, "kc_" + fn));
   std::vector<DeviceTensor> dev;
-  KC_RETURN_IF_ERROR(add_device(dev, call, "x", false, false));
-  KC_RETURN_IF_ERROR(add_device(dev, call, "y", true, true));
-  cl_mem mx = dev[0].buffer.mem(), my = dev[1].buffer.mem();
-  KC_RETURN_IF_ERROR(set_arg(k, 0, n));
-  KC_RETURN_IF_ERROR(set_arg(k, 1, mx));
-  KC_RETURN_IF_ERROR(set_arg(k, 2, my));
+  KC_RETURN_IF_ERROR(add_devices(dev, call, {"x"}, {"y"}));
+  KC_RETURN_IF_ERROR(set_args(k, n, dev[0].buffer.mem(), dev[1].buffer.mem()));
   KC_RETURN_IF_ERROR(launch(k, {round_up(static_cast<std::size_t>(n), 64)}, {64}, "kc_" + fn));
   return finish(dev);
 }

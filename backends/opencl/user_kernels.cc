@@ -61,21 +61,9 @@ Status run_user(const UserSource& src, const std::string& kernel, Convention con
     case Convention::kMatmul: {
       KC_ASSIGN_OR_RETURN(MatmulArgs a, matmul_args(call));
       if (a.trans_a || a.trans_b) return unimplemented("the kc_matmul convention has no transposes");
-      KC_RETURN_IF_ERROR(add_device(dev, call, "A", false, false));
-      KC_RETURN_IF_ERROR(add_device(dev, call, "B", false, false));
-      KC_RETURN_IF_ERROR(add_device(dev, call, "C", a.beta == 0.0f, true));
-      cl_mem ma = dev[0].buffer.mem(), mb = dev[1].buffer.mem(), mc = dev[2].buffer.mem();
-      KC_RETURN_IF_ERROR(set_arg(k, 0, a.m));
-      KC_RETURN_IF_ERROR(set_arg(k, 1, a.n));
-      KC_RETURN_IF_ERROR(set_arg(k, 2, a.k));
-      KC_RETURN_IF_ERROR(set_arg(k, 3, a.alpha));
-      KC_RETURN_IF_ERROR(set_arg(k, 4, ma));
-      KC_RETURN_IF_ERROR(set_arg(k, 5, a.lda));
-      KC_RETURN_IF_ERROR(set_arg(k, 6, mb));
-      KC_RETURN_IF_ERROR(set_arg(k, 7, a.ldb));
-      KC_RETURN_IF_ERROR(set_arg(k, 8, a.beta));
-      KC_RETURN_IF_ERROR(set_arg(k, 9, mc));
-      KC_RETURN_IF_ERROR(set_arg(k, 10, a.ldc));
+      KC_RETURN_IF_ERROR(add_matmul_devices(dev, call, a));
+      KC_RETURN_IF_ERROR(set_args(k, a.m, a.n, a.k, a.alpha, dev[0].buffer.mem(), a.lda, dev[1].buffer.mem(), a.ldb,
+                                  a.beta, dev[2].buffer.mem(), a.ldc));
       const auto local = local_size(*rt, k, {16, 16});
       KC_RETURN_IF_ERROR(launch(k,
                                 {round_up(static_cast<std::size_t>(a.n), local[0]),
@@ -84,59 +72,25 @@ Status run_user(const UserSource& src, const std::string& kernel, Convention con
       break;
     }
     case Convention::kSum: {
-      KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
-      KC_RETURN_IF_ERROR(check_dtype(call, "out", DType::kF32));
-      KC_ASSIGN_OR_RETURN(std::int64_t inc, vector_inc(call.t("x"), "x"));
-      KC_ASSIGN_OR_RETURN(int n, to_int(call.t("x").dim(0), "n"));
-      KC_ASSIGN_OR_RETURN(int incx, to_int(inc, "incx"));
-      KC_RETURN_IF_ERROR(add_device(dev, call, "x", false, false));
-      KC_RETURN_IF_ERROR(add_device(dev, call, "out", true, true));
-      cl_mem mx = dev[0].buffer.mem(), mo = dev[1].buffer.mem();
-      KC_RETURN_IF_ERROR(set_arg(k, 0, n));
-      KC_RETURN_IF_ERROR(set_arg(k, 1, mx));
-      KC_RETURN_IF_ERROR(set_arg(k, 2, incx));
-      KC_RETURN_IF_ERROR(set_arg(k, 3, mo));
+      KC_ASSIGN_OR_RETURN(SumArgs a, sum_args(call));
+      KC_RETURN_IF_ERROR(add_devices(dev, call, {"x"}, {"out"}));
+      KC_RETURN_IF_ERROR(set_args(k, a.n, dev[0].buffer.mem(), a.incx, dev[1].buffer.mem()));
       const auto local = local_size(*rt, k, {256});
       KC_RETURN_IF_ERROR(launch(k, local, local, kernel));
       break;
     }
     case Convention::kRows: {
-      KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
-      KC_RETURN_IF_ERROR(check_dtype(call, "y", DType::kF32));
-      const Tensor& x = call.t("x");
-      if (x.rank() != 2) return invalid_argument("x must be rank 2 {rows, cols}");
-      KC_ASSIGN_OR_RETURN(std::int64_t ldx64, leading_dim(x, "x", x.dim(0), x.dim(1)));
-      KC_ASSIGN_OR_RETURN(std::int64_t ldy64, leading_dim(call.t("y"), "y", x.dim(0), x.dim(1)));
-      KC_ASSIGN_OR_RETURN(int rows, to_int(x.dim(0), "rows"));
-      KC_ASSIGN_OR_RETURN(int cols, to_int(x.dim(1), "cols"));
-      KC_ASSIGN_OR_RETURN(int ldx, to_int(ldx64, "ldx"));
-      KC_ASSIGN_OR_RETURN(int ldy, to_int(ldy64, "ldy"));
-      KC_RETURN_IF_ERROR(add_device(dev, call, "x", false, false));
-      KC_RETURN_IF_ERROR(add_device(dev, call, "y", true, true));
-      cl_mem mx = dev[0].buffer.mem(), my = dev[1].buffer.mem();
-      KC_RETURN_IF_ERROR(set_arg(k, 0, rows));
-      KC_RETURN_IF_ERROR(set_arg(k, 1, cols));
-      KC_RETURN_IF_ERROR(set_arg(k, 2, mx));
-      KC_RETURN_IF_ERROR(set_arg(k, 3, ldx));
-      KC_RETURN_IF_ERROR(set_arg(k, 4, my));
-      KC_RETURN_IF_ERROR(set_arg(k, 5, ldy));
+      KC_ASSIGN_OR_RETURN(RowsArgs a, rows_args(call));
+      KC_RETURN_IF_ERROR(add_devices(dev, call, {"x"}, {"y"}));
+      KC_RETURN_IF_ERROR(set_args(k, a.rows, a.cols, dev[0].buffer.mem(), a.ldx, dev[1].buffer.mem(), a.ldy));
       const auto local = local_size(*rt, k, {64});
-      KC_RETURN_IF_ERROR(launch(k, {static_cast<std::size_t>(rows) * local[0]}, local, kernel));
+      KC_RETURN_IF_ERROR(launch(k, {static_cast<std::size_t>(a.rows) * local[0]}, local, kernel));
       break;
     }
     case Convention::kUnary: {
-      KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
-      KC_RETURN_IF_ERROR(check_dtype(call, "y", DType::kF32));
-      const Tensor& x = call.t("x");
-      if (x.storage_elems() != x.numel() || call.t("y").storage_elems() != x.numel())
-        return unimplemented("x and y must be contiguous");
-      KC_ASSIGN_OR_RETURN(int n, to_int(x.numel(), "n"));
-      KC_RETURN_IF_ERROR(add_device(dev, call, "x", false, false));
-      KC_RETURN_IF_ERROR(add_device(dev, call, "y", true, true));
-      cl_mem mx = dev[0].buffer.mem(), my = dev[1].buffer.mem();
-      KC_RETURN_IF_ERROR(set_arg(k, 0, n));
-      KC_RETURN_IF_ERROR(set_arg(k, 1, mx));
-      KC_RETURN_IF_ERROR(set_arg(k, 2, my));
+      KC_ASSIGN_OR_RETURN(int n, unary_args(call));
+      KC_RETURN_IF_ERROR(add_devices(dev, call, {"x"}, {"y"}));
+      KC_RETURN_IF_ERROR(set_args(k, n, dev[0].buffer.mem(), dev[1].buffer.mem()));
       const auto local = local_size(*rt, k, {64});
       KC_RETURN_IF_ERROR(launch(k, {round_up(static_cast<std::size_t>(n), local[0])}, local, kernel));
       break;

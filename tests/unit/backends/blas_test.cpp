@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../../../backends/blas/blas_library.h"
+#include "backend_test_util.h"
 #include "kc/backend.h"
 
 namespace kc {
@@ -19,14 +20,7 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kPadSentinel = 777.0f;
 
-BackendRegistry& registry() {
-  static BackendRegistry* r = [] {
-    auto* reg = new BackendRegistry();
-    KC_CHECK(register_builtin_backends(*reg).ok());
-    return reg;
-  }();
-  return *r;
-}
+using backend_test::registry;
 
 std::string num(double v) {
   char buf[64];

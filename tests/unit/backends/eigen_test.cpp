@@ -8,35 +8,27 @@
 #include <set>
 
 #include "../../../backends/variants/variant_backend.h"
-#include "variants_test.h"
+#include "backend_test_util.h"
 
-namespace kc {
+namespace kc::backend_test {
 namespace {
 
-using variants_test::check;
-using variants_test::describe;
-using variants_test::registry;
-
-class EigenBackend : public ::testing::Test {
+class EigenBackend : public BackendTest {
  protected:
-  void SetUp() override {
-    const BackendInfo i = variants_test::info("eigen");
-    ASSERT_EQ(i.name, "eigen") << "eigen is not in the backend table";
-    if (!i.available) GTEST_SKIP() << i.reason;
-  }
+  EigenBackend() : BackendTest("eigen") {}
   /// The levels this CPU runs (sse2 and novec always; avx2, avx512 if present).
   static std::vector<std::string> loaded_levels() {
     std::vector<std::string> out;
     for (const char* l : {"sse2", "avx2", "avx512", "novec"}) {
       auto impl = registry().find_impl(std::string("eigen.") + l + ".sum");
-      if (impl && impl->can_implement(variants_test::make_call("sum", {{"n", "8"}})).ok()) out.push_back(l);
+      if (impl && impl->can_implement(make_call("sum", {{"n", "8"}})).ok()) out.push_back(l);
     }
     return out;
   }
 };
 
 TEST_F(EigenBackend, ReportsEigenVersionAndEveryLevel) {
-  const BackendInfo i = variants_test::info("eigen");
+  const BackendInfo i = backend_info("eigen");
   EXPECT_EQ(i.version.rfind("Eigen 3.", 0), 0u) << i.version;
   for (const char* l : {"sse2", "avx2", "avx512", "novec"}) {
     EXPECT_NE(i.reason.find(std::string(l) + ":"), std::string::npos) << i.reason;
@@ -64,7 +56,7 @@ TEST_F(EigenBackend, ReportsEigenVersionAndEveryLevel) {
 TEST_F(EigenBackend, LevelTheCpuLacksIsSkippedNotLoaded) {
   auto has = backends::cpu_has("avx512f");
   ASSERT_TRUE(has.ok());
-  const auto cases = check("blas/KC-RED-01.kc", "KC-RED-01", "eigen.avx512.sum");
+  const auto cases = smoke_check("contracts/blas/KC-RED-01.kc", "KC-RED-01", "eigen.avx512.sum");
   ASSERT_EQ(cases.size(), 1u);
   if (*has) {
     GTEST_SKIP() << "this CPU has AVX-512F: " << describe(cases[0]);
@@ -86,7 +78,7 @@ class EigenOpConformance : public EigenBackend, public ::testing::WithParamInter
 TEST_P(EigenOpConformance, ConformsOnEveryLoadedLevel) {
   const OpContract& p = GetParam();
   for (const std::string& level : loaded_levels()) {
-    const auto cases = check(p.file, p.contract, "eigen." + level + "." + p.op);
+    const auto cases = smoke_check(p.file, p.contract, "eigen." + level + "." + p.op);
     ASSERT_EQ(cases.size(), 1u) << level;
     EXPECT_EQ(cases[0].verdict, engine::Verdict::kConforming) << describe(cases[0]);
   }
@@ -94,20 +86,20 @@ TEST_P(EigenOpConformance, ConformsOnEveryLoadedLevel) {
 
 INSTANTIATE_TEST_SUITE_P(
     Ops, EigenOpConformance,
-    ::testing::Values(OpContract{"matmul", "blas/KC-GEMM-01.kc", "KC-GEMM-01"},
-                      OpContract{"sum", "blas/KC-RED-01.kc", "KC-RED-01"},
-                      OpContract{"softmax", "blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01"},
-                      OpContract{"log_softmax", "blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01"},
-                      OpContract{"variance", "classes/C-PRC-02.kc", "C-PRC-02"},
-                      OpContract{"log_sum_exp", "classes/C-PRC-02.kc", "C-PRC-02"},
-                      OpContract{"exp", "classes/C-EXC-01.kc", "C-EXC-01"},
-                      OpContract{"log", "classes/C-EXC-01.kc", "C-EXC-01"},
-                      OpContract{"tanh", "classes/C-EXC-01.kc", "C-EXC-01"},
-                      OpContract{"erf", "classes/C-EXC-01.kc", "C-EXC-01"},
-                      OpContract{"gelu_erf", "classes/C-EXC-01.kc", "C-EXC-01"},
-                      OpContract{"gelu_tanh", "classes/C-EXC-01.kc", "C-EXC-01"},
-                      OpContract{"relu", "classes/C-EXC-01.kc", "C-EXC-01"},
-                      OpContract{"silu", "classes/C-EXC-01.kc", "C-EXC-01"}),
+    ::testing::Values(OpContract{"matmul", "contracts/blas/KC-GEMM-01.kc", "KC-GEMM-01"},
+                      OpContract{"sum", "contracts/blas/KC-RED-01.kc", "KC-RED-01"},
+                      OpContract{"softmax", "contracts/blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01"},
+                      OpContract{"log_softmax", "contracts/blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01"},
+                      OpContract{"variance", "contracts/classes/C-PRC-02.kc", "C-PRC-02"},
+                      OpContract{"log_sum_exp", "contracts/classes/C-PRC-02.kc", "C-PRC-02"},
+                      OpContract{"exp", "contracts/classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"log", "contracts/classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"tanh", "contracts/classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"erf", "contracts/classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"gelu_erf", "contracts/classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"gelu_tanh", "contracts/classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"relu", "contracts/classes/C-EXC-01.kc", "C-EXC-01"},
+                      OpContract{"silu", "contracts/classes/C-EXC-01.kc", "C-EXC-01"}),
     [](const ::testing::TestParamInfo<OpContract>& i) { return std::string(i.param.op); });
 
 // norm2 and mean have no shipped contract that runs them (C-ORD-01 needs a
@@ -115,13 +107,13 @@ INSTANTIATE_TEST_SUITE_P(
 // (src/ops/stats): |err| <= gamma(n + 1) ||x|| and gamma(n) mean|x|.
 TEST_F(EigenBackend, Norm2AndMeanWithinTheirBounds) {
   const int n = 1000;
-  const Call n2 = variants_test::make_call("norm2", {{"rows", "3"}, {"cols", "1000"}});
-  const Call mn = variants_test::make_call("mean", {{"rows", "3"}, {"cols", "1000"}});
+  const Call n2 = make_call("norm2", {{"rows", "3"}, {"cols", "1000"}});
+  const Call mn = make_call("mean", {{"rows", "3"}, {"cols", "1000"}});
   const double u = std::ldexp(1.0, -24);
   auto gamma = [u](double k) { return k * u / (1 - k * u); };
   for (const std::string& level : loaded_levels()) {
-    const auto norm_bits = variants_test::run_bits("eigen." + level + ".norm2", n2, "out");
-    const auto mean_bits = variants_test::run_bits("eigen." + level + ".mean", mn, "out");
+    const auto norm_bits = run_bits("eigen." + level + ".norm2", n2, "out");
+    const auto mean_bits = run_bits("eigen." + level + ".mean", mn, "out");
     ASSERT_EQ(norm_bits.size(), 3u);
     ASSERT_EQ(mean_bits.size(), 3u);
     for (int r = 0; r < 3; ++r) {
@@ -145,7 +137,7 @@ TEST_F(EigenBackend, Norm2AndMeanWithinTheirBounds) {
 // build declared BITWISE repeats its bits exactly (C-ORD-02, 100 invocations).
 TEST_F(EigenBackend, UnvectorizedAndSse2ReductionsAreBitwiseRepeatable) {
   for (const char* impl : {"eigen.novec.sum", "eigen.sse2.sum"}) {
-    const auto cases = check("classes/C-ORD-02.kc", "C-ORD-02", impl);
+    const auto cases = smoke_check("contracts/classes/C-ORD-02.kc", "C-ORD-02", impl);
     ASSERT_EQ(cases.size(), 1u);
     EXPECT_EQ(cases[0].verdict, engine::Verdict::kConforming) << describe(cases[0]);
   }
@@ -155,9 +147,9 @@ TEST_F(EigenBackend, UnvectorizedAndSse2ReductionsAreBitwiseRepeatable) {
 // sums) and the unvectorized build (one running sum) differ in the last bits
 // on a long vector, while each stays inside the summation bound (KC-RED-01 above).
 TEST_F(EigenBackend, PacketWidthChangesTheSummationOrder) {
-  const Call call = variants_test::make_call("sum", {{"n", "65537"}});
-  const auto novec = variants_test::run_bits("eigen.novec.sum", call, "out");
-  const auto sse2 = variants_test::run_bits("eigen.sse2.sum", call, "out");
+  const Call call = make_call("sum", {{"n", "65537"}});
+  const auto novec = run_bits("eigen.novec.sum", call, "out");
+  const auto sse2 = run_bits("eigen.sse2.sum", call, "out");
   ASSERT_EQ(novec.size(), 1u);
   ASSERT_EQ(sse2.size(), 1u);
   EXPECT_NE(novec[0], sse2[0]) << "one summation order for 1 and 4 lanes on 65537 N(0,1) terms";
@@ -170,4 +162,4 @@ TEST_F(EigenBackend, PacketWidthChangesTheSummationOrder) {
 }
 
 }  // namespace
-}  // namespace kc
+}  // namespace kc::backend_test

@@ -11,23 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "../backends/contract_check.h"
+#include "../backends/backend_test_util.h"
 
-namespace kc {
+namespace kc::backend_test {
 namespace {
 
 using engine::Verdict;
-using testing_backends::check_file;
-using testing_backends::check_text;
-using testing_backends::describe;
-using testing_backends::expect_conforming;
 
-class Onednn : public ::testing::Test {
+class Onednn : public BackendTest {
  protected:
-  void SetUp() override {
-    const BackendInfo info = testing_backends::backend_info("onednn");
-    if (!info.available) GTEST_SKIP() << "onednn unavailable: " << info.reason;
-  }
+  Onednn() : BackendTest("onednn") {}
 };
 
 // Matmul with transposes, padded leading dimensions, alpha and beta: the
@@ -48,16 +41,16 @@ contract T-ONEDNN-MATMUL {
 )";
 
 TEST_F(Onednn, ReportsVersionAndIsaCaps) {
-  const BackendInfo info = testing_backends::backend_info("onednn");
+  const BackendInfo info = backend_info("onednn");
   EXPECT_EQ(info.version.rfind("2.", 0), 0u) << info.version;
   EXPECT_NE(info.reason.find("max-ISA variants"), std::string::npos) << info.reason;
-  auto impl = testing_backends::registry().find_impl("onednn.matmul");
+  auto impl = registry().find_impl("onednn.matmul");
   ASSERT_NE(impl, nullptr);
   const Declaration& d = impl->declaration();
   EXPECT_EQ(d.accumulator, DType::kF32);
   EXPECT_EQ(d.determinism, Determinism::kBitwise);
   EXPECT_NE(d.source.find("oneDNN"), std::string::npos);
-  EXPECT_EQ(testing_backends::registry().find_impl("onednn.matmul_fpmath_bf16")->declaration().get("fpmath"), "BF16");
+  EXPECT_EQ(registry().find_impl("onednn.matmul_fpmath_bf16")->declaration().get("fpmath"), "BF16");
 }
 
 TEST_F(Onednn, MatmulConforms) { expect_conforming(check_text(kMatmul, "onednn.matmul")); }
@@ -234,29 +227,19 @@ int in_child(F&& fn) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-Call small_matmul() {
-  const Op* op = builtin_ops().find("matmul");
-  Config config;
-  config.params = {{"M", "8"}, {"N", "8"}, {"K", "8"}};
-  Call call = op->make_call(config).value();
-  Rng rng(7);
-  op->fill(call, FillSpec{}, rng);
-  return call;
-}
-
 TEST_F(Onednn, IsaCapIsOncePerProcessAndSaysSoInProcess) {
   // CPU Dispatcher Control: the max ISA can only be set before the first
   // primitive is created. In one process, after the default-ISA impl ran,
   // the sse41 variant must refuse (kUnimplemented) rather than silently run
   // the avx2 kernels; and with fpmath bf16 on a CPU without bf16 kernels the
   // result must equal strict mode's bit for bit.
-  auto strict = testing_backends::registry().find_impl("onednn.matmul");
-  auto bf16 = testing_backends::registry().find_impl("onednn.matmul_fpmath_bf16");
-  auto sse41 = testing_backends::registry().find_impl("onednn.matmul_isa_sse41");
+  auto strict = registry().find_impl("onednn.matmul");
+  auto bf16 = registry().find_impl("onednn.matmul_fpmath_bf16");
+  auto sse41 = registry().find_impl("onednn.matmul_isa_sse41");
   ASSERT_TRUE(strict && bf16 && sse41);
   const bool has_avx = __builtin_cpu_supports("avx");
   const int rc = in_child([&] {
-    Call a = small_matmul();
+    Call a = make_call("matmul", {{"M", "8"}, {"N", "8"}, {"K", "8"}});
     Call b = a;
     Call c = a;
     if (!strict->run(a).ok() || !bf16->run(b).ok()) return 1;
@@ -271,4 +254,4 @@ TEST_F(Onednn, IsaCapIsOncePerProcessAndSaysSoInProcess) {
 }
 
 }  // namespace
-}  // namespace kc
+}  // namespace kc::backend_test

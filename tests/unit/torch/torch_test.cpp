@@ -7,36 +7,29 @@
 
 #include <string>
 
-#include "../backends/contract_check.h"
+#include "../backends/backend_test_util.h"
 
-namespace kc {
+namespace kc::backend_test {
 namespace {
 
 using engine::Verdict;
-using testing_backends::check_file;
-using testing_backends::check_text;
-using testing_backends::describe;
-using testing_backends::expect_conforming;
 
-class Torch : public ::testing::Test {
+class Torch : public BackendTest {
  protected:
-  void SetUp() override {
-    const BackendInfo info = testing_backends::backend_info("torch");
-    if (!info.available) GTEST_SKIP() << "torch unavailable: " << info.reason;
-  }
+  Torch() : BackendTest("torch") {}
 };
 
 TEST_F(Torch, ReportsVersionAndDeclarations) {
-  const BackendInfo info = testing_backends::backend_info("torch");
+  const BackendInfo info = backend_info("torch");
   EXPECT_NE(info.version.find("libtorch 1."), std::string::npos) << info.version;
   EXPECT_NE(info.reason.find("libkc_torch"), std::string::npos) << info.reason;
-  auto sel = testing_backends::registry().find_impl("torch.index_select");
+  auto sel = registry().find_impl("torch.index_select");
   ASSERT_NE(sel, nullptr);
   EXPECT_EQ(sel->declaration().backend, "torch");
   EXPECT_EQ(sel->declaration().oob, OobPolicy::kRaise);
   EXPECT_NE(sel->declaration().source.find("PyTorch 1.13"), std::string::npos) << sel->declaration().source;
-  EXPECT_EQ(testing_backends::registry().find_impl("torch.var")->declaration().accumulator, DType::kF64);
-  EXPECT_EQ(testing_backends::registry().find_impl("torch.sum_t2")->declaration().get("threads"), "2");
+  EXPECT_EQ(registry().find_impl("torch.var")->declaration().accumulator, DType::kF64);
+  EXPECT_EQ(registry().find_impl("torch.sum_t2")->declaration().get("threads"), "2");
 }
 
 const char* kMatmul = R"(
@@ -112,7 +105,7 @@ INSTANTIATE_TEST_SUITE_P(Ops, TorchIndexing, ::testing::Values("gather", "index_
 TEST_F(Torch, OutOfRangeIndexIsKernelRaisedNotACrash) {
   // In kc's own process: the c10::Error ATen throws crosses the module as
   // KC_RAISED and arrives as kKernelRaised with ATen's message.
-  auto impl = testing_backends::registry().find_impl("torch.index_select");
+  auto impl = registry().find_impl("torch.index_select");
   ASSERT_NE(impl, nullptr);
   const Op* op = builtin_ops().find("index_select");
   Config config;
@@ -171,4 +164,4 @@ TEST_F(Torch, VarianceThreadVariantsConform) {
 }
 
 }  // namespace
-}  // namespace kc
+}  // namespace kc::backend_test

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../backends/backend_test_util.h"
 #include "kc/backend.h"
 #include "kc/op.h"
 #include "kc/rng.h"
@@ -252,14 +253,7 @@ TEST(FreivaldsVerifier, RejectsMismatchedShapes) {
 }
 
 // Honest kernels from kc's own backend registry, through the matmul op's call layout.
-BackendRegistry& registry() {
-  static BackendRegistry* r = [] {
-    auto* reg = new BackendRegistry();
-    KC_CHECK(register_builtin_backends(*reg).ok());
-    return reg;
-  }();
-  return *r;
-}
+using backend_test::registry;
 
 // The streaming kernel (src/verify/thin_product.cpp) computes what its header
 // says: FP64 products and an FP32 magnitude product, for both forms, odd
