@@ -51,6 +51,10 @@ std::optional<DType> parse_dtype(std::string_view text);
 double eps(DType t);
 /// Unit roundoff u = eps / 2 (round-to-nearest).
 double unit_roundoff(DType t);
+/// Higham's underflow unit lambda (Accuracy and Stability, 2nd ed., §2.1, (2.8)):
+/// half the smallest subnormal; with gradual underflow fl(x op y) = (x op y)(1 + d) + e,
+/// |e| <= lambda, for op in {*, /}, and sums of subnormals are exact. 0 for integers.
+double underflow_unit(DType t);
 /// Higham's gamma_n = n u / (1 - n u); +inf when n u >= 1.
 double gamma(double n, DType t);
 

@@ -167,6 +167,11 @@ double eps(DType t) {
 
 double unit_roundoff(DType t) { return eps(t) / 2; }
 
+double underflow_unit(DType t) {
+  const auto& info = dtype_info(t);
+  return info.is_float ? 0.5 * std::ldexp(info.min_normal, -info.mantissa_bits) : 0.0;
+}
+
 double gamma(double n, DType t) {
   const double nu = n * unit_roundoff(t);
   if (nu >= 1) return kInf;

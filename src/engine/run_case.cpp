@@ -182,9 +182,7 @@ Result<std::vector<double>> allowed_errors(const Tolerance& tol, const Op& op, c
       // smallest subnormal; sums of subnormals are exact. Each of the L products
       // (plus alpha/beta scalings) may underflow: (L + 2) lambda more. Without
       // it a product of two subnormals (exactly 0 in FP32) breaks the bound.
-      const DTypeInfo& info = dtype_info(call.config.dtype);
-      const double lambda = info.is_float ? 0.5 * std::ldexp(info.min_normal, -info.mantissa_bits) : 0.0;
-      const double underflow = (op.accumulation_length(call) + 2) * lambda;
+      const double underflow = (op.accumulation_length(call) + 2) * underflow_unit(call.config.dtype);
       for (std::size_t i = 0; i < mag.size() && i < n; ++i)
         mag[i] = factor * mag[i] + u * std::fabs(ref[i]) + underflow;
       mag.resize(n, 0);

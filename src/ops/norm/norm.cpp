@@ -134,6 +134,15 @@ class NormOp final : public Op {
   //              square is a sum of non-negative terms, gamma_{n+1} relative).
   // The a term is the conditioning of layernorm itself: a row with a large
   // mean and a small spread loses digits in x - mu in every fp32 algorithm.
+  // Gradual underflow (Higham (2.8)): each product and quotient may add an
+  // absolute error lambda = u min_normal(P): the mean's quotient is carried
+  // through r (<= 1/sqrt(eps)) and gamma_j, the product d_j r through gamma_j,
+  // the product by gamma_j through nothing. So both magnitudes add
+  // min_normal(P) (1 + |gamma_j| (1 + r)): under
+  // the contract's factor gamma_{n+12} >= (n + 12) u that allows n + 12 such
+  // errors. Without it a row holding subnormals (x_j = -4e-41, or a normal
+  // row with one subnormal entry and a large gamma_j) breaks the bound in an
+  // honest kernel.
   // accumulation_length is n; contracts write `bound gamma(L + 12, P) * |y|`.
   Result<std::vector<double>> magnitude(const Call& call, const std::string& output) const override {
     if (output != "y") return not_found(std::string(name()) + " has no output '" + output + "'");
@@ -165,6 +174,8 @@ class NormOp final : public Op {
     const std::vector<double> bv = ln ? call.t("beta").to_doubles() : std::vector<double>(gv.size(), 0.0);
     std::vector<double> y(xv.size());
     if (mag) mag->assign(xv.size(), 0.0);
+    const DTypeInfo& out = dtype_info(call.t("y").dtype());
+    const long double tiny = out.is_float ? out.min_normal : 0.0;
     for (std::int64_t r = 0; r < rows; ++r) {
       const double* row = xv.data() + r * cols;
       const RowMoments m = row_moments(row, cols);
@@ -176,8 +187,9 @@ class NormOp final : public Op {
         const long double v = d * rs * gv[c] + bv[c];
         y[i] = static_cast<double>(v);
         if (mag) {
-          (*mag)[i] = ln ? static_cast<double>(std::fabs(gv[c]) * rs * (std::fabs(d) + m.mean_abs) + std::fabs(bv[c]))
-                         : static_cast<double>(std::fabs(v));
+          const long double under = tiny * (1 + std::fabs(gv[c]) * (1 + rs));
+          (*mag)[i] = ln ? static_cast<double>(std::fabs(gv[c]) * rs * (std::fabs(d) + m.mean_abs) + std::fabs(bv[c]) + under)
+                         : static_cast<double>(std::fabs(v) + under);
         }
       }
     }
