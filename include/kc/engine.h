@@ -82,6 +82,15 @@ struct CaseResult {
   double seconds = 0;
 };
 
+class SampleCache;  // src/engine/sample_cache.h
+
+/// What sharing inputs and oracle answers across impls saved in one run.
+struct SampleCacheStats {
+  std::int64_t inputs_generated = 0, inputs_reused = 0;
+  std::int64_t oracles_computed = 0, oracles_reused = 0;
+  std::size_t bytes = 0;  ///< held at the end
+};
+
 /// Inputs of a check run. Every CLI command is one of these functions.
 struct CheckRequest {
   std::vector<std::string> paths;          ///< contract files or directories
@@ -110,12 +119,16 @@ struct CheckRequest {
   /// hardware thread). Cases that measure time or determinism, and in-process
   /// kernels, run alone (case_schedule); results are recorded in plan order.
   int jobs = 0;
+  /// Inputs and oracle answers shared by every impl of the run (sample_cache.h);
+  /// run_check makes one when empty. Calls of run_case alone share nothing.
+  std::shared_ptr<SampleCache> sample_cache;
 };
 
 struct CheckResult {
   std::vector<CaseResult> cases;
   std::vector<lang::Diagnostic> diagnostics;  ///< contract-file problems
   std::vector<BackendInfo> backends;
+  SampleCacheStats reuse;  ///< inputs and oracle answers generated vs reused
   /// 0 all conforming / not applicable, 1 some violation (or error verdict), 2 contract error.
   int exit_code() const;
 };

@@ -1,5 +1,6 @@
 #include "kc/calibrate.h"
 
+#include "engine/sample_cache.h"
 #include "engine/schedule.h"
 #include "kc/isolate.h"
 
@@ -96,7 +97,10 @@ int CalibrationResult::exit_code() const {
   return 0;
 }
 
-CalibrationResult run_calibration(const CheckRequest& request, BackendRegistry& registry) {
+CalibrationResult run_calibration(const CheckRequest& given, BackendRegistry& registry) {
+  // The trio of a contract shares its inputs and oracle answers (sample_cache.h).
+  CheckRequest request = given;
+  if (!request.sample_cache) request.sample_cache = std::make_shared<SampleCache>();
   CalibrationResult result;
   LoadedContracts loaded = load_contracts(request.paths);
   result.diagnostics = loaded.diagnostics;

@@ -2,6 +2,7 @@
 // verdict in the trace as soon as it exists.
 #include <cstdio>
 
+#include "engine/sample_cache.h"
 #include "engine/schedule.h"
 #include "kc/engine.h"
 #include "kc/report.h"
@@ -19,7 +20,10 @@ bool selected(const std::vector<std::string>& filters, const std::string& name) 
 
 }  // namespace
 
-CheckResult run_check(const CheckRequest& request, BackendRegistry& registry) {
+CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
+  // Every case of the run shares one cache of inputs and oracle answers.
+  CheckRequest request = given;
+  if (!request.sample_cache) request.sample_cache = std::make_shared<SampleCache>();
   CheckResult result;
   LoadedContracts loaded = load_contracts(request.paths);
   result.diagnostics = loaded.diagnostics;
@@ -98,6 +102,7 @@ CheckResult run_check(const CheckRequest& request, BackendRegistry& registry) {
         result.cases.push_back(std::move(r));
       });
   if (request.progress && total > 0) std::fprintf(stderr, "\r\033[K");
+  result.reuse = request.sample_cache->stats();
   return result;
 }
 

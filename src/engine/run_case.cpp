@@ -12,6 +12,7 @@
 #include "engine/classify.h"
 #include "engine/plan.h"
 #include "engine/policy.h"
+#include "engine/sample_cache.h"
 #include "kc/engine.h"
 #include "kc/metrics.h"
 #include "kc/obligation.h"
@@ -372,6 +373,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   // Integrity checks the contract does not name: outputs that ignore their
   // inputs (once per case) and kernel times below the physical floor (host
   // kernels only: a host peak says nothing about a device).
+  SampleCache* cache = request.sample_cache.get();
   bool stale_checked = false;
   const bool time_checked = isolate::runtime_traits(decl.backend).runs_on_host;
 
@@ -403,16 +405,36 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
         ce.note = "impl cannot run this config: " + ci.message();
         break;
       }
-      op.fill(call, plan.fill, rng);
-      if (plan.probe && !plan.probe->tensors.empty()) {
-        if (Status ps = inject_into_tensors(call, *plan.probe, rng); !ps.ok())
-          return finish(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
-      } else if (plan.probe) {
-        if (Status ps = op.apply_probe(call, *plan.probe, rng); !ps.ok()) {
-          return finish(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
+      // Inputs depend on the contract, config, sample and seed only: the first
+      // impl generates them, the others of this run reuse them (sample_cache.h).
+      const std::string inputs_key =
+          cache ? SampleCache::inputs_key(res.contract_hash, ce.config, s, seed, plan.fill, plan.probe) : std::string();
+      if (std::optional<Call> cached = cache ? cache->find_inputs(inputs_key) : std::nullopt) {
+        call = std::move(*cached);
+      } else {
+        op.fill(call, plan.fill, rng);
+        if (plan.probe && !plan.probe->tensors.empty()) {
+          if (Status ps = inject_into_tensors(call, *plan.probe, rng); !ps.ok())
+            return finish(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
+        } else if (plan.probe) {
+          if (Status ps = op.apply_probe(call, *plan.probe, rng); !ps.ok()) {
+            return finish(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
+          }
         }
+        if (cache) cache->put_inputs(inputs_key, call);
       }
       if (request.prepare_inputs) request.prepare_inputs(call);
+      // The oracle's answer to these inputs, shared the same way (not when a
+      // prepare_inputs hook rewrote them: the key no longer names the inputs).
+      const std::string oracle_key =
+          cache && !request.prepare_inputs ? SampleCache::oracle_key(inputs_key, oracle_options) : std::string();
+      auto reference = [&](const Call& c) -> Result<OracleResult> {
+        if (oracle_key.empty()) return op.oracle(c, oracle_options);
+        if (std::optional<OracleResult> hit = cache->find_oracle(oracle_key)) return std::move(*hit);
+        Result<OracleResult> computed = op.oracle(c, oracle_options);
+        if (computed.ok()) cache->put_oracle(oracle_key, *computed);
+        return computed;
+      };
       // The worker starts before the oracle runs: its memory is a copy of kc's.
       if (Status ws = worker.prepare(call); !ws.ok())
         return finish(Verdict::kError, "cannot start a worker process: " + ws.message());
@@ -423,7 +445,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           fast_eligible && config.dtype != DType::kF64 ? bound_tolerance(contract.tolerance, config.dtype) : nullptr;
       // Under --fast the O(MNK) oracle is computed only if the fast check flags the sample.
       auto oracle = fast_tol ? Result<OracleResult>(OracleResult{{}, {"C"}, std::nullopt})
-                             : op.oracle(call, oracle_options);
+                             : reference(call);
       if (!oracle.ok()) return finish(Verdict::kError, "oracle failed: " + oracle.status().message());
 
       const std::uint64_t in_hash = inputs_hash(call);
@@ -648,7 +670,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
             st.fast_flag_note = (fr.ok() ? "fast verifier flagged a sample (" + fr->detail + "); the full oracle judged it"
                           : "fast verifier could not judge a sample (" + fr.status().message() +
                                 "); the full oracle judged it");
-          oracle = op.oracle(inputs, oracle_options);
+          oracle = reference(inputs);
           if (!oracle.ok()) return finish(Verdict::kError, "oracle failed: " + oracle.status().message());
         }
         ++st.full_decided;

@@ -31,6 +31,11 @@ namespace kc::verify {
 
 namespace {
 
+// The FP32 block path's rounding, gamma_33(u32) of the magnitudes, against the
+// kernel's own gamma_(K+2)(u): at K, N >= 1024 it loosens the bound by at most
+// about 6% (33 u32 on each of m and |C||x| against 1026 u on m); shorter sums stay in FP64.
+constexpr std::int64_t kFp32MinLength = 1024;
+
 constexpr std::array<EnumEntry<ProbeKind>, 2> kProbeKinds{{
     {ProbeKind::kRademacher, "rademacher", "entries +-1: |x| = 1, so the bound terms are one product"},
     {ProbeKind::kGaussian, "gaussian", "entries standard normal"},
@@ -111,8 +116,16 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     for (int p = 0; p < nv; ++p)
       for (std::int64_t j = 0; j < N; ++j)
         x[static_cast<std::size_t>(p * ldx + j)] = rademacher ? ((rng.next_u64() >> 63) ? 1.0 : -1.0) : rng.normal();
+    // FP32 blocks (detail::ThinPass::vf) for the signed products of long sums:
+    // with Rademacher probes B X and C X are exact in every product, and the
+    // extra FP32 rounding is a few dozen u32 against the kernel's (K + 2) u.
+    const bool fp32 = rademacher && detail::fp32_blocks_available() && std::min(N, K) >= kFp32MinLength;
+    bool used_fp32 = false;
+    std::vector<float> xf;
+    if (fp32) xf.assign(x.begin(), x.end());
     auto pass = [&](const MatrixRef& m, bool transposed, const double* v, int count, std::int64_t ldv,
-                    bool abs_rows, const float* wa, double* out, std::int64_t ldo, float* mag) {
+                    bool abs_rows, const float* wa, double* out, std::int64_t ldo, float* mag,
+                    const float* vf = nullptr) {
       detail::ThinPass ps;
       ps.m = &m;
       ps.transposed = transposed;
@@ -125,7 +138,8 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
       ps.ldo = ldo;
       ps.mag = mag;
       ps.threads = threads;
-      detail::thin_pass(ps);
+      ps.vf = vf;
+      used_fp32 = detail::thin_pass(ps) || used_fp32;
     };
     // Signed products in FP64: y = C_hat X, z = op(A) (op(B) X), c0x = C0 X.
     // Rademacher probes: |X| is all ones, so |op(B)||X| 1-vector, |op(A)|(|op(B)||X|)
@@ -135,18 +149,22 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     std::vector<float> ones(static_cast<std::size_t>(std::max<std::int64_t>(N, 1)), 1.0f);
     std::vector<float> ca32(static_cast<std::size_t>(M)), za32(static_cast<std::size_t>(M), 0.0f),
         c0a32(static_cast<std::size_t>(M), 0.0f), wa32(static_cast<std::size_t>(std::max<std::int64_t>(K, 1)));
-    pass(pr.c, false, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, y.data(), ldm, ca32.data());
+    const float* x32 = fp32 ? xf.data() : nullptr;
+    pass(pr.c, false, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, y.data(), ldm, ca32.data(),
+         x32);
     if (use_ab) {
       std::vector<double> w(static_cast<std::size_t>(nv * ldw));
       pass(pr.b, pr.trans_b, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, w.data(), ldw,
-           wa32.data());
+           wa32.data(), x32);
+      std::vector<float> wf;
+      if (fp32) wf.assign(w.begin(), w.end());  // rounded to FP32: u32 |w| more, counted below
       pass(pr.a, pr.trans_a, w.data(), nv, ldw, false, rademacher ? wa32.data() : nullptr, z.data(), ldm,
-           za32.data());
+           za32.data(), fp32 ? wf.data() : nullptr);
     }
     if (use_c0) {
       c0x.resize(msize);
       pass(pr.c0, false, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, c0x.data(), ldm,
-           c0a32.data());
+           c0a32.data(), x32);
     }
 
     // Upper bounds, in FP64, on the exact magnitudes m|x| = |alpha||op(A)|(|op(B)||x|) + |beta||C0||x|
@@ -203,6 +221,16 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     // term, z = op(A) w another K + 8, then alpha, beta and the difference: gamma_(N+K+20)(u_64)
     // times the exact magnitudes bounds every one of them.
     const double gd = gamma(static_cast<double>(N + K + 20), DType::kF64);
+    // FP32 blocks: each term of w = op(B) x (x = +-1, exact products) takes at
+    // most r = kFp32Roundings roundings of u32 before its block is widened, so
+    // |w_hat - op(B) x| <= gamma_r(u32) |op(B)| 1; w rounded to FP32 adds u32 |w_hat|;
+    // z = op(A) w32 takes r more, so |z_hat - op(A) op(B) x| <= gamma_(2r+1)(u32) m
+    // (gamma_a + gamma_b + gamma_a gamma_b <= gamma_(a+b)); y = C x and C0 x take
+    // gamma_r(u32) of their magnitudes. Products op(A)_ij w_j may underflow:
+    // an FMA then errs by up to eta32 / 2 absolute, K of them per row. Sums of
+    // +-x are exact in the subnormal range.
+    const double gf = used_fp32 ? gamma(2.0 * detail::kFp32Roundings + 1, DType::kF32) : 0.0;
+    const double uf = used_fp32 ? static_cast<double>(K) * eta32 / 2 : 0.0;
     for (std::int64_t i = 0; i < M; ++i) {
       bool row_failed = false;
       for (int p = 0; p < nv; ++p) {
@@ -215,7 +243,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
           return unimplemented("inputs are not finite: the Freivalds bound is undefined (use the full oracle)");
         const double resid = std::fabs(y[ip] - expect);
         const double bound =
-            opt.bound_scale * ((g * m_i + u * cabs_i) / (1 - u) + gd * (m_i + cabs_i)) * (1 + gd);
+            opt.bound_scale * ((g * m_i + u * cabs_i) / (1 - u) + (gd + gf) * (m_i + cabs_i) + uf) * (1 + gd);
         double ratio = bound > 0 ? resid / bound : (resid == 0 ? 0 : std::numeric_limits<double>::infinity());
         if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();  // NaN in C
         if (ratio > res.freivalds_ratio || res.freivalds_worst_row < 0) {

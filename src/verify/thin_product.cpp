@@ -94,6 +94,44 @@ KC_INLINE void dot_tile(const float* const* rows, const double* const* vs, std::
     for (int p = 0; p < P; ++p) acc[r * lda + p] = a[r][p];
 }
 
+/// The FP32 block form of dot_tile: acc[r * lda + p] += sum_j rows[r][j] vs[p][j]
+/// over j < len8 (a multiple of 8, at most kFp32Block), summed per lane in FP32
+/// and widened once at the end.
+template <int R, int P>
+KC_INLINE void dot_tile32(const float* const* rows, const float* const* vs, std::int64_t len8, V4* acc, int lda) {
+  F8 a[R][P];
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < P; ++p) a[r][p] = F8{0, 0, 0, 0, 0, 0, 0, 0};
+  for (std::int64_t j = 0; j < len8; j += 8) {
+    F8 x[R];
+    for (int r = 0; r < R; ++r) x[r] = load8(rows[r] + j);
+    for (int p = 0; p < P; ++p) {
+      const F8 y = load8(vs[p] + j);
+      for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < P; ++p) {
+      float lanes[8];
+      std::memcpy(lanes, &a[r][p], sizeof lanes);
+      acc[r * lda + p] += widen(lanes) + widen(lanes + 4);
+    }
+}
+
+template <int R>
+KC_INLINE void dot_tiles32(const float* const* rows, const float* const* vs, int nv, std::int64_t len8, V4* acc,
+                           int lda) {
+  int p = 0;
+  for (; p + 5 <= nv; p += 5) dot_tile32<R, 5>(rows, vs + p, len8, acc + p, lda);
+  switch (nv - p) {
+    case 4: dot_tile32<R, 4>(rows, vs + p, len8, acc + p, lda); break;
+    case 3: dot_tile32<R, 3>(rows, vs + p, len8, acc + p, lda); break;
+    case 2: dot_tile32<R, 2>(rows, vs + p, len8, acc + p, lda); break;
+    case 1: dot_tile32<R, 1>(rows, vs + p, len8, acc + p, lda); break;
+    default: break;
+  }
+}
+
 template <int R, bool kAbs>
 KC_INLINE void dot_tiles(const float* const* rows, const double* const* vs, int nv, std::int64_t len4, V4* acc,
                          int lda) {
@@ -109,12 +147,13 @@ KC_INLINE void dot_tiles(const float* const* rows, const double* const* vs, int 
 }
 
 /// Rows [rb, re) of the dot form. acc: kPanel * nv scratch.
-template <bool kAbs>
+template <bool kAbs, bool kF32>
 KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4* acc) {
   const MatrixRef& m = *ps.m;
   const int nv = ps.nv;
   const std::int64_t n = m.cols;
   const double* vp[kMaxPassVectors];
+  const float* vq[kMaxPassVectors];
   double tail[kPanel][kMaxPassVectors];
   for (std::int64_t i0 = rb; i0 < re; i0 += kPanel) {
     const std::int64_t i1 = std::min(re, i0 + kPanel);
@@ -128,16 +167,33 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
     }
     for (std::int64_t j0 = 0; j0 < n; j0 += kColBlock) {
       const std::int64_t len = std::min(kColBlock, n - j0);
-      const std::int64_t len4 = len & ~std::int64_t{3};
+      // The columns the vector tiles cover; the scalar tail below does the rest.
+      const std::int64_t len4 = kF32 ? (len & ~std::int64_t{7}) : (len & ~std::int64_t{3});
       for (int p = 0; p < nv; ++p) vp[p] = ps.v + p * ps.ldv + j0;
       std::int64_t i = i0;
-      for (; i + 2 <= i1; i += 2) {
-        const float* rows[2] = {m.data + i * m.ld + j0, m.data + (i + 1) * m.ld + j0};
-        dot_tiles<2, kAbs>(rows, vp, nv, len4, acc + (i - i0) * nv, nv);
-      }
-      if (i < i1) {
-        const float* rows[1] = {m.data + i * m.ld + j0};
-        dot_tiles<1, kAbs>(rows, vp, nv, len4, acc + (i - i0) * nv, nv);
+      if constexpr (kF32) {
+        static_assert(kColBlock % kFp32Block == 0);
+        for (std::int64_t b0 = 0; b0 < len4; b0 += kFp32Block) {
+          const std::int64_t blen = std::min(kFp32Block, len4 - b0);
+          for (int p = 0; p < nv; ++p) vq[p] = ps.vf + p * ps.ldv + j0 + b0;
+          for (i = i0; i + 2 <= i1; i += 2) {
+            const float* rows[2] = {m.data + i * m.ld + j0 + b0, m.data + (i + 1) * m.ld + j0 + b0};
+            dot_tiles32<2>(rows, vq, nv, blen, acc + (i - i0) * nv, nv);
+          }
+          if (i < i1) {
+            const float* rows[1] = {m.data + i * m.ld + j0 + b0};
+            dot_tiles32<1>(rows, vq, nv, blen, acc + (i - i0) * nv, nv);
+          }
+        }
+      } else {
+        for (; i + 2 <= i1; i += 2) {
+          const float* rows[2] = {m.data + i * m.ld + j0, m.data + (i + 1) * m.ld + j0};
+          dot_tiles<2, kAbs>(rows, vp, nv, len4, acc + (i - i0) * nv, nv);
+        }
+        if (i < i1) {
+          const float* rows[1] = {m.data + i * m.ld + j0};
+          dot_tiles<1, kAbs>(rows, vp, nv, len4, acc + (i - i0) * nv, nv);
+        }
       }
       for (i = i0; i < i1; ++i) {
         const float* row = m.data + i * m.ld + j0;
@@ -240,8 +296,8 @@ using AxpyFn = void (*)(const ThinPass&, std::int64_t, std::int64_t);
 
 #define KC_THIN_CLONES(attr, suffix)                                                                   \
   attr void dot_##suffix(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4* acc) {              \
-    if (ps.abs_rows) dot_rows<true>(ps, rb, re, acc);                                                  \
-    else dot_rows<false>(ps, rb, re, acc);                                                             \
+    if (ps.abs_rows) dot_rows<true, false>(ps, rb, re, acc);                                           \
+    else dot_rows<false, false>(ps, rb, re, acc);                                                      \
   }                                                                                                    \
   attr void axpy_##suffix(const ThinPass& ps, std::int64_t cb, std::int64_t ce) {                      \
     if (ps.abs_rows) axpy_cols<true>(ps, cb, ce);                                                      \
@@ -250,6 +306,11 @@ using AxpyFn = void (*)(const ThinPass&, std::int64_t, std::int64_t);
 KC_THIN_CLONES(__attribute__((target("avx2,fma"))), avx2)
 KC_THIN_CLONES(, base)
 #undef KC_THIN_CLONES
+
+// The FP32 block path exists only as an FMA build: one rounding per multiply-add.
+__attribute__((target("avx2,fma"))) void dot32_avx2(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4* acc) {
+  dot_rows<false, true>(ps, rb, re, acc);
+}
 
 // Picked at run time from the CPU's feature bits (arch= clones would key on
 // the CPU model name, which misses AMD parts with the same instructions).
@@ -282,22 +343,26 @@ void parallel_for(std::int64_t n, int threads, std::int64_t align, F body) {
 
 }  // namespace
 
-void thin_pass(const ThinPass& ps) {
+bool fp32_blocks_available() { return kAvx2; }
+
+bool thin_pass(const ThinPass& ps) {
   const MatrixRef& m = *ps.m;
   // A thread costs tens of microseconds to start: below ~64K elements one is faster.
   const int threads = m.rows * m.cols >= (std::int64_t{1} << 16) ? std::max(1, ps.threads) : 1;
   if (!ps.transposed) {
-    const DotFn dot = kAvx2 ? dot_avx2 : dot_base;
+    const bool f32 = kAvx2 && ps.vf != nullptr && !ps.abs_rows;
+    const DotFn dot = f32 ? dot32_avx2 : kAvx2 ? dot_avx2 : dot_base;
     parallel_for(m.rows, threads, kPanel, [&](std::int64_t b, std::int64_t e) {
       // Aligned by hand: std::allocator does not honour the vector type's 32-byte alignment.
       std::vector<double> store(static_cast<std::size_t>(4 * kPanel * std::max(1, ps.nv) + 4));
       auto addr = reinterpret_cast<std::uintptr_t>(store.data());
       dot(ps, b, e, reinterpret_cast<V4*>((addr + 31) & ~std::uintptr_t{31}));
     });
-    return;
+    return f32;
   }
   const AxpyFn axpy = kAvx2 ? axpy_avx2 : axpy_base;
   parallel_for(m.cols, threads, 8, [&](std::int64_t b, std::int64_t e) { axpy(ps, b, e); });
+  return false;
 }
 
 }  // namespace kc::verify::detail

@@ -31,12 +31,30 @@ struct ThinPass {
   std::int64_t ldo = 0;
   float* mag = nullptr;
   int threads = 1;
+  /// The probe vectors again as FP32 (same layout as v), or nullptr. When set
+  /// and fp32_blocks_available(), the dot form (transposed = false) sums the
+  /// signed products in FP32 FMAs over blocks of kFp32Block columns (each lane
+  /// of a block: at most kFp32Block / 8 roundings of u32), widening every
+  /// block's sums into the FP64 accumulators; twice the lanes of FP64 and no
+  /// widening per element. The caller accounts for the extra rounding
+  /// (src/verify/freivalds.cpp). Ignored by the axpy form and abs_rows.
+  const float* vf = nullptr;
 };
+
+/// Columns per FP32 block of the dot form: 16 FMAs per lane, so a term's FP32
+/// error is at most gamma_16(u32) of |row||v| (plus v's own rounding to FP32).
+constexpr std::int64_t kFp32Block = 128;
+constexpr int kFp32Roundings = static_cast<int>(kFp32Block / 8);
+
+/// Whether thin_pass can take the FP32 block path on this CPU (AVX2 and FMA:
+/// every multiply-add rounds once, which the error count above assumes).
+bool fp32_blocks_available();
 
 /// The most probe vectors one pass takes.
 constexpr int kMaxPassVectors = 64;
 
-void thin_pass(const ThinPass& pass);
+/// Returns whether the FP32 block path was taken.
+bool thin_pass(const ThinPass& pass);
 
 /// A stride for vectors of length len that keeps p-major vectors off the same
 /// L1 sets (power-of-two lengths would put every vector's chunk in one set).

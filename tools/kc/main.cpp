@@ -311,6 +311,9 @@ int cmd_check(Args& a, bool grade) {
     }
     std::cout << "\nreports: " << a.out << "/report.{json,junit.xml,md,html}, trace: " << a.request.trace_path
               << "\n";
+    const kc::engine::SampleCacheStats& u = r.reuse;
+    std::cout << "shared across impls: inputs generated " << u.inputs_generated << ", reused " << u.inputs_reused
+              << "; oracle answers computed " << u.oracles_computed << ", reused " << u.oracles_reused << "\n";
   } else {
     std::cout << render(r, a.format, a.color);
   }

@@ -103,5 +103,35 @@ TEST(RunCheck, ManyJobsGiveTheVerdictsOfOneJobInTheSameOrder) {
   }
 }
 
+// Inputs and oracle answers are shared across the impls of a run
+// (engine/sample_cache.h): each sample is generated and each oracle run once,
+// and every impl's evidence is what it is when the impl runs alone.
+TEST(RunCheck, ImplsShareInputsAndOracleAnswersWithoutChangingEvidence) {
+  BackendRegistry reg;
+  ASSERT_TRUE(register_builtin_backends(reg).ok());
+  CheckRequest req;
+  req.paths = {std::string(KC_SOURCE_DIR) + "/contracts/blas/KC-GEMM-01.kc"};
+  req.impls = {"ref.matmul", "openblas.sgemm", "blis.sgemm"};
+  req.samples = 2;
+  req.jobs = 1;  // two jobs may both miss a key and both compute it: counts would vary
+  const CheckResult together = run_check(req, reg);
+  ASSERT_EQ(together.cases.size(), 3u);
+  EXPECT_GT(together.reuse.oracles_reused, 0);
+  EXPECT_GT(together.reuse.inputs_reused, 0);
+  // Three impls, the same samples: two of every three lookups are hits.
+  EXPECT_EQ(together.reuse.oracles_reused, 2 * together.reuse.oracles_computed);
+  for (const CaseResult& c : together.cases) {
+    CheckRequest alone = req;
+    alone.impls = {c.impl};
+    const CheckResult a = run_check(alone, reg);
+    ASSERT_EQ(a.cases.size(), 1u);
+    EXPECT_EQ(a.reuse.oracles_reused, 0);
+    EXPECT_EQ(a.cases[0].verdict, c.verdict) << c.impl;
+    EXPECT_EQ(a.cases[0].input_hash, c.input_hash) << c.impl;
+    EXPECT_EQ(a.cases[0].evidence.max, c.evidence.max) << c.impl;
+    EXPECT_EQ(a.cases[0].evidence.elements, c.evidence.elements) << c.impl;
+  }
+}
+
 }  // namespace
 }  // namespace kc::engine
