@@ -1,20 +1,64 @@
 #include "engine/sample_cache.h"
 
+#include <sys/mman.h>
+
 #include <cstdio>
+#include <cstring>
 
 namespace kc::engine {
+
+/// Doubles in an anonymous private mapping advised MADV_WIPEONFORK (Linux
+/// 4.14): a child forked after they were written reads zeros there.
+class SampleCache::Sealed {
+ public:
+  /// nullptr when the mapping or the advice fails.
+  static std::shared_ptr<const Sealed> make(const std::vector<std::vector<double>>& parts) {
+    std::shared_ptr<Sealed> s(new Sealed());
+    for (const auto& p : parts) {
+      s->sizes_.push_back(p.size());
+      s->bytes_ += p.size() * sizeof(double);
+    }
+    if (s->bytes_ == 0) return s;
+    void* m = mmap(nullptr, s->bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    s->data_ = m;
+    if (madvise(m, s->bytes_, MADV_WIPEONFORK) != 0) return nullptr;  // unmapped by the destructor
+    auto* out = static_cast<double*>(m);
+    for (const auto& p : parts) {
+      if (!p.empty()) std::memcpy(out, p.data(), p.size() * sizeof(double));
+      out += p.size();
+    }
+    return s;
+  }
+  ~Sealed() {
+    if (data_) munmap(data_, bytes_);
+  }
+  Sealed(const Sealed&) = delete;
+  Sealed& operator=(const Sealed&) = delete;
+
+  std::vector<std::vector<double>> values() const {
+    std::vector<std::vector<double>> parts;
+    const auto* in = static_cast<const double*>(data_);
+    for (std::size_t n : sizes_) {
+      parts.emplace_back(in, in + n);
+      in += n;
+    }
+    return parts;
+  }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  Sealed() = default;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::vector<std::size_t> sizes_;
+};
 
 namespace {
 
 std::size_t call_bytes(const Call& call) {
   std::size_t b = 0;
   for (const Tensor& t : call.tensors) b += t.nbytes();
-  return b;
-}
-
-std::size_t answer_bytes(const OracleResult& r) {
-  std::size_t b = 0;
-  for (const auto& o : r.outputs) b += o.size() * sizeof(double);
   return b;
 }
 
@@ -84,7 +128,7 @@ std::optional<Call> SampleCache::find_inputs(const std::string& key) {
 
 void SampleCache::put_inputs(const std::string& key, const Call& call) {
   std::lock_guard<std::mutex> lock(mu_);
-  insert(Entry{key, call, std::nullopt, call_bytes(call)});
+  insert(Entry{key, call, std::nullopt, nullptr, call_bytes(call)});
 }
 
 std::optional<OracleResult> SampleCache::find_oracle(const std::string& key) {
@@ -95,12 +139,20 @@ std::optional<OracleResult> SampleCache::find_oracle(const std::string& key) {
     return std::nullopt;
   }
   ++stats_.oracles_reused;
-  return *touch(it)->oracle;
+  const Entry& e = *touch(it);
+  OracleResult answer = *e.oracle;
+  answer.outputs = e.sealed->values();
+  return answer;
 }
 
 void SampleCache::put_oracle(const std::string& key, const OracleResult& answer) {
+  std::shared_ptr<const Sealed> sealed = Sealed::make(answer.outputs);
+  if (!sealed) return;  // no wipe-on-fork memory here: never leave an answer where a worker can read it
+  OracleResult shell = answer;
+  shell.outputs.clear();
+  const std::size_t bytes = sealed->bytes();
   std::lock_guard<std::mutex> lock(mu_);
-  insert(Entry{key, std::nullopt, answer, answer_bytes(answer)});
+  insert(Entry{key, std::nullopt, std::move(shell), std::move(sealed), bytes});
 }
 
 SampleCacheStats SampleCache::stats() const {

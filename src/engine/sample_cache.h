@@ -10,6 +10,12 @@
 // each sample once and runs each oracle once per distinct option set instead
 // of N times. Entries are evicted least-recently-used beyond a byte budget.
 //
+// Oracle answers are the one thing a kernel under test must never find in its
+// memory (a worker is a fork of kc; DESIGN.md §7, isolate::OracleScope). The
+// cache keeps their values in mappings advised MADV_WIPEONFORK: a worker
+// forked while they are cached sees zeros there. Where the kernel refuses the
+// advice, answers are not cached (inputs still are: the kernel gets them anyway).
+//
 // Thread-safe: --jobs runs cases on several threads. Two threads that miss the
 // same key both compute it (the answers are identical); nothing waits on
 // another case's computation.
@@ -50,10 +56,12 @@ class SampleCache {
   SampleCacheStats stats() const;
 
  private:
+  class Sealed;  // an answer's values in wipe-on-fork memory
   struct Entry {
     std::string key;
     std::optional<Call> call;
-    std::optional<OracleResult> oracle;
+    std::optional<OracleResult> oracle;  ///< names and raises; values only in `sealed`
+    std::shared_ptr<const Sealed> sealed;
     std::size_t bytes = 0;
   };
   using List = std::list<Entry>;
