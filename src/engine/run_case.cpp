@@ -408,7 +408,8 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
       // Inputs depend on the contract, config, sample and seed only: the first
       // impl generates them, the others of this run reuse them (sample_cache.h).
       const std::string inputs_key =
-          cache ? SampleCache::inputs_key(res.contract_hash, ce.config, s, seed, plan.fill, plan.probe) : std::string();
+          cache ? SampleCache::inputs_key(op.name(), res.contract_hash, ce.config, s, seed, plan.fill, plan.probe)
+                : std::string();
       if (std::optional<Call> cached = cache ? cache->find_inputs(inputs_key) : std::nullopt) {
         call = std::move(*cached);
       } else {

@@ -70,9 +70,11 @@ std::string number(double v) {
 
 }  // namespace
 
-std::string SampleCache::inputs_key(const std::string& contract_hash, const std::string& config, std::int64_t sample,
-                                    std::uint64_t seed, const FillSpec& fill, const std::optional<Probe>& probe) {
-  std::string k = contract_hash;
+std::string SampleCache::inputs_key(std::string_view op, const std::string& contract_hash, const std::string& config,
+                                    std::int64_t sample, std::uint64_t seed, const FillSpec& fill,
+                                    const std::optional<Probe>& probe) {
+  std::string k(op);
+  k.append("|").append(contract_hash);
   k.append("|").append(config).append("|s=").append(std::to_string(sample));
   k.append("|seed=").append(std::to_string(seed));
   k.append("|fill=").append(std::to_string(static_cast<int>(fill.kind)));

@@ -28,6 +28,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "kc/engine.h"
@@ -40,10 +41,13 @@ class SampleCache {
   /// 512 MiB by default: a 4096^2 FP32 GEMM sample with its FP64 answer is ~330 MiB.
   explicit SampleCache(std::size_t max_bytes = std::size_t{512} << 20) : max_bytes_(max_bytes) {}
 
-  /// Key of a sample's inputs: contract content hash, config, sample index,
-  /// seed, and the plan's fill and probe (which the key text spells out).
-  static std::string inputs_key(const std::string& contract_hash, const std::string& config, std::int64_t sample,
-                                std::uint64_t seed, const FillSpec& fill, const std::optional<Probe>& probe);
+  /// Key of a sample's inputs: the op (a contract may scope several, e.g.
+  /// layernorm and rmsnorm, whose calls differ for the same config), contract
+  /// content hash, config, sample index, seed, and the plan's fill and probe
+  /// (which the key text spells out).
+  static std::string inputs_key(std::string_view op, const std::string& contract_hash, const std::string& config,
+                                std::int64_t sample, std::uint64_t seed, const FillSpec& fill,
+                                const std::optional<Probe>& probe);
   /// Key of an oracle answer: the inputs key plus the oracle options.
   static std::string oracle_key(const std::string& inputs_key, const OracleOptions& options);
 

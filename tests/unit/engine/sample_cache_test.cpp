@@ -21,12 +21,15 @@ OracleResult answer(double base, std::size_t n) {
 
 TEST(SampleCache, ReturnsWhatWasPutAndCountsHits) {
   SampleCache cache;
-  const std::string ik = SampleCache::inputs_key("h", "M=2", 0, 7, FillSpec{}, std::nullopt);
+  const std::string ik = SampleCache::inputs_key("matmul", "h", "M=2", 0, 7, FillSpec{}, std::nullopt);
+  EXPECT_NE(SampleCache::inputs_key("layernorm", "h", "M=2", 0, 7, FillSpec{}, std::nullopt),
+            SampleCache::inputs_key("rmsnorm", "h", "M=2", 0, 7, FillSpec{}, std::nullopt))
+      << "one contract may scope several ops";
   OracleOptions opt;
   const std::string ok = SampleCache::oracle_key(ik, opt);
   opt.oob = OobPolicy::kClamp;
   EXPECT_NE(SampleCache::oracle_key(ik, opt), ok) << "the impl's OOB policy changes the answer";
-  EXPECT_NE(SampleCache::inputs_key("h", "M=2", 1, 7, FillSpec{}, std::nullopt), ik);
+  EXPECT_NE(SampleCache::inputs_key("matmul", "h", "M=2", 1, 7, FillSpec{}, std::nullopt), ik);
   EXPECT_FALSE(cache.find_oracle(ok));
   cache.put_oracle(ok, answer(1.5, 5));
   const auto hit = cache.find_oracle(ok);

@@ -106,6 +106,21 @@ TEST(RunCheck, ManyJobsGiveTheVerdictsOfOneJobInTheSameOrder) {
 // Inputs and oracle answers are shared across the impls of a run
 // (engine/sample_cache.h): each sample is generated and each oracle run once,
 // and every impl's evidence is what it is when the impl runs alone.
+/// Every case of `together` has the verdict and evidence of its impl run alone.
+void expect_same_as_alone(const CheckRequest& req, BackendRegistry& reg, const CheckResult& together) {
+  for (const CaseResult& c : together.cases) {
+    CheckRequest alone = req;
+    alone.impls = {c.impl};
+    const CheckResult a = run_check(alone, reg);
+    ASSERT_EQ(a.cases.size(), 1u);
+    EXPECT_EQ(a.reuse.oracles_reused, 0);
+    EXPECT_EQ(a.cases[0].verdict, c.verdict) << c.impl;
+    EXPECT_EQ(a.cases[0].input_hash, c.input_hash) << c.impl;
+    EXPECT_EQ(a.cases[0].evidence.max, c.evidence.max) << c.impl;
+    EXPECT_EQ(a.cases[0].evidence.elements, c.evidence.elements) << c.impl;
+  }
+}
+
 TEST(RunCheck, ImplsShareInputsAndOracleAnswersWithoutChangingEvidence) {
   BackendRegistry reg;
   ASSERT_TRUE(register_builtin_backends(reg).ok());
@@ -120,17 +135,25 @@ TEST(RunCheck, ImplsShareInputsAndOracleAnswersWithoutChangingEvidence) {
   EXPECT_GT(together.reuse.inputs_reused, 0);
   // Three impls, the same samples: two of every three lookups are hits.
   EXPECT_EQ(together.reuse.oracles_reused, 2 * together.reuse.oracles_computed);
-  for (const CaseResult& c : together.cases) {
-    CheckRequest alone = req;
-    alone.impls = {c.impl};
-    const CheckResult a = run_check(alone, reg);
-    ASSERT_EQ(a.cases.size(), 1u);
-    EXPECT_EQ(a.reuse.oracles_reused, 0);
-    EXPECT_EQ(a.cases[0].verdict, c.verdict) << c.impl;
-    EXPECT_EQ(a.cases[0].input_hash, c.input_hash) << c.impl;
-    EXPECT_EQ(a.cases[0].evidence.max, c.evidence.max) << c.impl;
-    EXPECT_EQ(a.cases[0].evidence.elements, c.evidence.elements) << c.impl;
-  }
+  expect_same_as_alone(req, reg, together);
+}
+
+// One contract, two ops (layernorm has beta, rmsnorm does not): their samples
+// share a config string and a seed but never inputs.
+TEST(RunCheck, OpsOfOneContractNeverShareInputs) {
+  BackendRegistry reg;
+  ASSERT_TRUE(register_builtin_backends(reg).ok());
+  CheckRequest req;
+  req.paths = {std::string(KC_SOURCE_DIR) + "/contracts/transformer/KC-NORM-PROPS.kc"};
+  req.contracts = {"KC-NORM-LARGE"};
+  req.impls = {"ref.layernorm", "ref.rmsnorm", "calib.layernorm_unbiased"};
+  req.jobs = 1;
+  const CheckResult together = run_check(req, reg);
+  ASSERT_EQ(together.cases.size(), 3u);
+  for (const CaseResult& c : together.cases)
+    if (c.impl.rfind("ref.", 0) == 0) EXPECT_EQ(c.verdict, Verdict::kConforming) << c.impl << ": " << c.reason;
+  EXPECT_GT(together.reuse.oracles_reused, 0);  // the two layernorm impls
+  expect_same_as_alone(req, reg, together);
 }
 
 }  // namespace
