@@ -80,6 +80,11 @@ struct CaseResult {
   std::string input_hash;            ///< hash of the inputs of the worst case
   std::string repro;                 ///< one-line command that reproduces this case
   double seconds = 0;
+  /// What a conforming verdict on this contract shows (docs/grading.md "Tiers"):
+  /// "exceptional" (NaN/Inf/subnormal/OOB probes or a declared-policy judge),
+  /// "held_out_shapes" (the contract names TILE_REMAINDER or HELD_OUT_SHAPE),
+  /// else "numeric".
+  std::vector<std::string> covers;
 };
 
 class SampleCache;  // src/engine/sample_cache.h

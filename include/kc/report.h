@@ -50,7 +50,10 @@ struct ImplGrade {
   std::string impl;
   std::string backend;
   int conforming = 0, violations = 0, not_applicable = 0, errors = 0, other = 0;
-  std::string level;  ///< "A", "B", ...
+  std::string level;  ///< violating | error | untested | incomplete | conforming (docs/grading.md)
+  /// What the impl has shown, in steps (docs/grading.md "Tiers"): declared |
+  /// numeric | robust. ("exhaustive" is the ladder's L4: `kc ladder`, `kc status`.)
+  std::string tier;
   std::string summary;
 };
 std::vector<ImplGrade> grade(const engine::CheckResult& result);

@@ -308,6 +308,24 @@ struct CaseState {
   }
 };
 
+/// What conforming on this contract shows, for the grade's tiers (docs/grading.md).
+std::vector<std::string> coverage(const Contract& contract, const Plan& plan) {
+  std::vector<std::string> covers;
+  const auto cls = contract.meta.find("class");
+  const bool probe_exceptional =
+      plan.probe && (plan.probe->name == "nan" || plan.probe->name == "inf" || plan.probe->name == "neg_inf" ||
+                     plan.probe->name == "subnormal" || plan.probe->name == "oob");
+  if (probe_exceptional || plan.policy_judge || (cls != contract.meta.end() && cls->second == "exceptional"))
+    covers.push_back("exceptional");
+  for (const Signature& s : contract.violation.signatures)
+    if (s.name == "TILE_REMAINDER" || s.name == "HELD_OUT_SHAPE") {
+      covers.push_back("held_out_shapes");
+      break;
+    }
+  if (covers.empty()) covers.push_back("numeric");
+  return covers;
+}
+
 }  // namespace
 
 CaseResult run_case(const Contract& contract, const std::string& contract_file, const Impl& impl,
@@ -341,6 +359,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   if (!why_not.empty()) return finish(Verdict::kNotApplicable, why_not);
   const Plan& plan = *plan_or;
   const Op& op = *plan.op;
+  res.covers = coverage(contract, plan);
   res.evidence.metric = plan.metric_name;
   res.evidence.tolerance = contract.tolerance_info.text;
 

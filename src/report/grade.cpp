@@ -56,10 +56,12 @@ std::vector<ImplGrade> grade(const engine::CheckResult& result) {
   }
   for (ImplGrade& g : grades) {
     std::vector<std::string> violated, errored, open;
+    std::map<std::string, int> shown;  // conforming contracts per coverage tag
     for (const CaseResult* c : by_impl[g.impl]) {
       switch (c->verdict) {
         case Verdict::kConforming:
           ++g.conforming;
+          for (const auto& tag : c->covers) ++shown[tag];
           break;
         case Verdict::kNotApplicable:
           ++g.not_applicable;
@@ -100,6 +102,12 @@ std::vector<ImplGrade> grade(const engine::CheckResult& result) {
       g.level = "conforming";
       g.summary = "all " + std::to_string(g.conforming) + " applicable contract" + (g.conforming == 1 ? "" : "s") +
                   " conforming";
+    }
+    // Tiers: each step needs the one below and no violation or error.
+    g.tier = "declared";
+    if ((g.level == "conforming" || g.level == "incomplete") && g.conforming > 0) {
+      g.tier = "numeric";
+      if (g.level == "conforming" && shown["exceptional"] > 0 && shown["held_out_shapes"] > 0) g.tier = "robust";
     }
   }
   return grades;
@@ -210,12 +218,12 @@ std::string render_matrix(const engine::CheckResult& result, bool color) {
       bw = std::max(bw, display_width(x.backend));
     }
     iw = std::min<std::size_t>(iw, 48);
-    out += "\ngrade per impl (docs/grading.md):\n";
+    out += "\ngrade per impl (docs/grading.md: level, then tier = what it has shown):\n";
     for (const auto& x : grades) {
       const LevelInfo& l = level_info(x.level);
-      const std::size_t used = 2 + iw + 2 + bw + 2 + 12;
+      const std::size_t used = 2 + iw + 2 + bw + 2 + 12 + 10;
       out += "  " + pad_right(truncate_to_width(x.impl, iw), iw) + "  " + pad_right(x.backend, bw) + "  " +
-             colorize(pad_right(x.level, 10), l.ansi, color) + "  " +
+             colorize(pad_right(x.level, 10), l.ansi, color) + "  " + pad_right(x.tier, 8) + "  " +
              truncate_to_width(x.summary, used < kWidth ? std::max<std::size_t>(kWidth - used, 30) : 30) + "\n";
     }
     out += "\ngrade per backend:\n";

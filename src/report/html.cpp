@@ -130,11 +130,11 @@ void render_grades_section(const engine::CheckResult& result, std::string& out) 
   const std::vector<ImplGrade> grades = grade(result);
   if (grades.empty()) return;
   out += "<h2 id=\"grades\">Grades</h2>\n<p>Levels are defined in docs/grading.md.</p>\n";
-  out += "<table>\n<tr><th>impl</th><th>backend</th><th>level</th><th>conforming</th><th>violation</th>"
+  out += "<table>\n<tr><th>impl</th><th>backend</th><th>level</th><th>tier</th><th>conforming</th><th>violation</th>"
          "<th>error</th><th>not_applicable</th><th>other</th><th>summary</th></tr>\n";
   for (const auto& x : grades) {
     out += "<tr>" + td(x.impl) + td(x.backend) + "<td class=\"l-" + css_word(x.level) + "\">" + html_escape(x.level) +
-           "</td>" + td(std::to_string(x.conforming)) + td(std::to_string(x.violations)) +
+           "</td>" + td(x.tier) + td(std::to_string(x.conforming)) + td(std::to_string(x.violations)) +
            td(std::to_string(x.errors)) + td(std::to_string(x.not_applicable)) + td(std::to_string(x.other)) +
            td(x.summary) + "</tr>\n";
   }

@@ -44,6 +44,7 @@ std::string render_json(const engine::CheckResult& result) {
     w.field("impl", g.impl);
     w.field("backend", g.backend);
     w.field("level", g.level);
+    w.field("tier", g.tier);
     w.field("conforming", g.conforming);
     w.field("violations", g.violations);
     w.field("not_applicable", g.not_applicable);

@@ -117,10 +117,10 @@ std::string render_markdown(const engine::CheckResult& result) {
   const std::vector<ImplGrade> grades = grade(result);
   if (!grades.empty()) {
     out += "\n## Grades\n\nLevels are defined in docs/grading.md.\n\n";
-    out += "| impl | backend | level | conforming | violation | error | not_applicable | other | summary |\n";
-    out += "|---|---|---|---|---|---|---|---|---|\n";
+    out += "| impl | backend | level | tier | conforming | violation | error | not_applicable | other | summary |\n";
+    out += "|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& x : grades) {
-      out += "| " + md_cell(x.impl) + " | " + md_cell(x.backend) + " | **" + x.level + "** | " +
+      out += "| " + md_cell(x.impl) + " | " + md_cell(x.backend) + " | **" + x.level + "** | " + x.tier + " | " +
              std::to_string(x.conforming) + " | " + std::to_string(x.violations) + " | " + std::to_string(x.errors) +
              " | " + std::to_string(x.not_applicable) + " | " + std::to_string(x.other) + " | " + md_cell(x.summary) +
              " |\n";

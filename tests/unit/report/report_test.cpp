@@ -492,6 +492,40 @@ TEST(Grade, Levels) {
   EXPECT_EQ(bs[1].level, "untested");
 }
 
+// Tiers: numeric needs a conforming contract and no violation or error;
+// robust also needs, with every applicable contract measured, a conforming
+// exceptional-value contract and a conforming held-out-shape contract.
+TEST(Grade, TiersSayWhatWasShown) {
+  auto covered = [](const std::string& contract, const std::string& impl, Verdict v, std::vector<std::string> tags) {
+    CaseResult c = make_case(contract, impl, v);
+    c.covers = std::move(tags);
+    return c;
+  };
+  CheckResult r;
+  r.cases = {
+      covered("N", "robust", Verdict::kConforming, {"numeric"}),
+      covered("E", "robust", Verdict::kConforming, {"exceptional"}),
+      covered("S", "robust", Verdict::kConforming, {"held_out_shapes"}),
+      covered("N", "numeric_only", Verdict::kConforming, {"numeric"}),
+      covered("E", "numeric_only", Verdict::kNotApplicable, {"exceptional"}),
+      covered("S", "numeric_only", Verdict::kConforming, {"held_out_shapes"}),
+      covered("N", "unmeasured", Verdict::kConforming, {"numeric"}),
+      covered("E", "unmeasured", Verdict::kConforming, {"exceptional"}),
+      covered("S", "unmeasured", Verdict::kConforming, {"held_out_shapes"}),
+      covered("X", "unmeasured", Verdict::kSkipped, {"numeric"}),
+      covered("N", "broken", Verdict::kConforming, {"numeric"}),
+      covered("E", "broken", Verdict::kViolation, {"exceptional"}),
+      covered("N", "offscope", Verdict::kNotApplicable, {"numeric"}),
+  };
+  const auto gs = report::grade(r);
+  EXPECT_EQ(find_grade(gs, "robust")->tier, "robust");
+  EXPECT_EQ(find_grade(gs, "numeric_only")->tier, "numeric");
+  EXPECT_EQ(find_grade(gs, "unmeasured")->level, "incomplete");
+  EXPECT_EQ(find_grade(gs, "unmeasured")->tier, "numeric");
+  EXPECT_EQ(find_grade(gs, "broken")->tier, "declared");
+  EXPECT_EQ(find_grade(gs, "offscope")->tier, "declared");
+}
+
 TEST(Grade, UntestedDoesNotMaskAConformingSibling) {
   CheckResult r;
   r.cases = {make_case("A", "x", Verdict::kConforming), make_case("A", "y", Verdict::kNotApplicable)};
