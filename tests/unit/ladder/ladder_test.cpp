@@ -215,6 +215,9 @@ TEST(LadderProperty, TransformerBoundsAllowGradualUnderflowOnRef) {
       {"KC-ACT.kc", "KC-ACT-MONO", "ref.gelu_tanh", make_cx("dtype=FP32 n=1", {{"x", {1}, {-32}}})},
       {"KC-ACT.kc", "KC-SWIGLU-LINEAR", "ref.swiglu",
        make_cx("dtype=FP32 n=1", {{"gate", {1}, {-5.101542797092407e-07}}, {"up", {1}, {-3.4335175492272398e-40}}})},
+      // -1/2 times a subnormal up with its last bit set rounds: up' is not a up.
+      {"KC-ACT.kc", "KC-SWIGLU-LINEAR", "ref.swiglu",
+       make_cx("dtype=FP32 n=1", {{"gate", {1}, {4.6647515296936035}}, {"up", {1}, {-4.344025239406933e-44}}})},
       {"KC-ACT.kc", "KC-SWIGLU-ODD", "ref.swiglu", make_cx("dtype=FP32 n=1", {{"gate", {1}, {-tiny}}, {"up", {1}, {tiny}}})},
       {"KC-ACT.kc", "KC-SWIGLU-01", "ref.swiglu",
        make_cx("dtype=FP32 n=1", {{"gate", {1}, {5.2506653458250896e-42}}, {"up", {1}, {-3.2217183113098145}}})},
