@@ -101,7 +101,7 @@ Result<Outcome> bound(const Context& ctx) {
     const double v = y[i];
     const double outside = std::isnan(v) ? v : (v < lo ? lo - v : (v > hi ? v - hi : 0.0));
     judge.check(outside, ctx.allowed(magnitude(fn, x[i], tiny), ctx.underflow_of(ctx.call)),
-                Where{-1, -1, "[" + std::to_string(i) + "]"});
+                Where{-1, -1, std::string("[").append(std::to_string(i)).append("]")});
   }
   return judge.outcome();
 }
@@ -181,7 +181,7 @@ Result<Outcome> swiglu_odd_gate(const Context& ctx) {
     if (!std::isfinite(g[i]) || !std::isfinite(up[i])) continue;
     const long double r = static_cast<long double>(y[i]) - yn[i] - static_cast<long double>(g[i]) * up[i];
     judge.check(static_cast<double>(r), ctx.allowed(m0[i] + m1[i], ctx.underflow_of(ctx.call) + ctx.underflow_of(neg)),
-                Where{-1, -1, "[" + std::to_string(i) + "]"});
+                Where{-1, -1, std::string("[").append(std::to_string(i)).append("]")});
   }
   return judge.outcome();
 }
