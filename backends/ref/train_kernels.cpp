@@ -179,15 +179,26 @@ Status slerp_fp32(Call& call, bool linear) {
   float* y = call.t("y").data<float>();
   const std::int64_t n = call.t("a").numel();
   const auto t = static_cast<float>(call.get_double("t", 0.5));
+  // The cosine from the vectors scaled by a power of two to a largest entry in
+  // [1, 2) (std::ldexp: exact, no 2^-e formed): the squares of tiny entries
+  // would underflow (b = [0, 1.4e-45] has a 0 norm in FP32, the cosine turns
+  // NaN and slerp silently becomes lerp) and those of huge ones overflow.
+  auto exponent = [n](const float* x) {
+    float mx = 0;
+    for (std::int64_t i = 0; i < n; ++i) mx = std::max(mx, std::fabs(x[i]));
+    return mx > 0 && std::isfinite(mx) ? std::ilogb(mx) : 0;
+  };
+  const int ea = exponent(a), eb = exponent(b);
   float na = 0, nb = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
+    const float as = std::ldexp(a[i], -ea), bs = std::ldexp(b[i], -eb);
+    na += as * as;
+    nb += bs * bs;
   }
   na = std::sqrt(na);
   nb = std::sqrt(nb);
   float d = 0;
-  for (std::int64_t i = 0; i < n; ++i) d += (a[i] / na) * (b[i] / nb);
+  for (std::int64_t i = 0; i < n; ++i) d += (std::ldexp(a[i], -ea) / na) * (std::ldexp(b[i], -eb) / nb);
   d = std::clamp(d, -1.0f, 1.0f);
   float c0 = 1 - t, c1 = t;
   if (!linear && std::fabs(d) <= 0.9995f) {

@@ -44,6 +44,10 @@ struct Context {
   /// u|ref| to an oracle comparison's bound); 0 otherwise.
   double rounding = 0;
   double absolute = 0;   ///< the contract's `absolute E` evaluated for this call
+  /// Under a `bound` tolerance, whether the engine adds gradual underflow's
+  /// absolute term (Op::underflow_allowance) as it does to an oracle
+  /// comparison; false otherwise (`absolute E` states its own floor).
+  bool underflow = false;
 
   /// What a check may deviate by: (factor + rounding) * magnitude + absolute +
   /// exact, with `magnitude` the property's derived rounding term and `exact`
@@ -51,6 +55,11 @@ struct Context {
   double allowed(double magnitude, double exact = 0) const {
     return (factor + rounding) * magnitude + absolute + exact;
   }
+  /// What gradual underflow may add to each output element of call `c` (one
+  /// run of the impl, the original or a transformed one): Op::underflow_allowance
+  /// under a `bound` tolerance, 0 otherwise. A property adds it once per run
+  /// whose outputs a check combines, times that output's coefficient.
+  double underflow_of(const Call& c) const { return underflow ? op.underflow_allowance(c) : 0; }
   /// The call as it was before the impl ran, when the engine has it: an
   /// in/out tensor (AdamW's param, m, v) holds the impl's result in `call`
   /// and its input only here.

@@ -121,6 +121,16 @@ class Op {
   virtual Result<std::vector<double>> magnitude(const Call& call, const std::string& output) const;
   /// The accumulation length n for gamma(n, P) (K for matmul, length for a sum).
   virtual double accumulation_length(const Call& call) const;
+  /// The absolute error gradual underflow may add to each output element
+  /// beyond a `bound` tolerance's relative term (Higham, Accuracy and
+  /// Stability, 2nd ed., §2.1, (2.8)): fl(x op y) = (x op y)(1 + d) + e with
+  /// |e| <= lambda = underflow_unit(P) for op in {*, /}; sums of subnormals are
+  /// exact. Each of the L = accumulation_length products, plus two scalings,
+  /// may underflow: (L + 2) lambda. The oracle comparison and the algebraic
+  /// properties both add it per call. (An op whose error model amplifies an
+  /// intermediate's underflow, e.g. swiglu's silu(g) times up, puts that
+  /// amplified term in its magnitude instead.)
+  double underflow_allowance(const Call& call) const;
   /// Variables for tolerance expressions: N, K, M, max|x|, sum|x|, ...
   virtual std::map<std::string, double> expr_vars(const Call& call) const;
   /// Whether the kInOut tensor `name` is write-only in this call (its incoming

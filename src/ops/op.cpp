@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 
+#include "kc/dtype.h"
 #include "ops/blas1/blas1.h"
 #include "ops/class_ops.h"
 #include "ops/matmul/matmul.h"
@@ -199,6 +200,10 @@ Result<std::vector<double>> Op::magnitude(const Call& call, const std::string& o
 }
 
 double Op::accumulation_length(const Call& call) const { return 1; }
+
+double Op::underflow_allowance(const Call& call) const {
+  return (accumulation_length(call) + 2) * underflow_unit(call.config.dtype);
+}
 
 std::map<std::string, double> Op::expr_vars(const Call& call) const {
   std::map<std::string, double> vars;

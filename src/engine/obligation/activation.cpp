@@ -8,12 +8,19 @@
 // So |ŷ - y| <= (f + u) m with m = |y| + |x f'(x)| (the condition number of f
 // at x, made absolute; it matters where y is tiny, x << 0), and f the
 // contract's factor, gamma(c, P) with c the roundings and libm ulps it counts.
+// Gradual underflow adds an absolute term per run (Higham (2.8)): where x s(x)
+// or an intermediate (x / 2, x / sqrt 2) is subnormal, the product rounds to
+// the subnormal grid, |e| <= lambda = u min_normal(P), which no relative term
+// covers (x = 5.25e-42: f(x) - f(-x) - x is off by one subnormal ulp, 2 lambda).
+// Each check adds ctx.underflow_of(run) per value it combines: 3 lambda for a
+// unary op (Op::underflow_allowance with L = 1).
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "engine/obligation/families.h"
 #include "engine/obligation/util.h"
+#include "kc/dtype.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace kc::obligation {
@@ -25,8 +32,20 @@ Result<ops::UnaryFn> fn_of(const Context& ctx) {
   return *fn;
 }
 
-double magnitude(ops::UnaryFn fn, double x) {
-  return static_cast<double>(std::fabs(ops::eval_unary(fn, x)) + std::fabs(x * ops::eval_unary_derivative(fn, x)));
+/// m(x) = |y| + |x f'(x)|, plus the gate's underflow: the kernel's s(x) goes
+/// through an intermediate that underflows for x << 0 (expf(z) below 1e-38 at
+/// x < -10.9 for gelu_tanh; erfc; e / (1 + e)), so s carries an absolute
+/// lambda = u min_normal(P) (Higham (2.8)) that y = x s(x) multiplies by |x|:
+/// m adds min_normal(P) |x|, which the factor (>= u) turns into lambda |x|.
+double magnitude(ops::UnaryFn fn, double x, double min_normal) {
+  return static_cast<double>(std::fabs(ops::eval_unary(fn, x)) + std::fabs(x * ops::eval_unary_derivative(fn, x))) +
+         min_normal * std::fabs(x);
+}
+
+/// The smallest normal of the call's output format (0 for integers).
+double min_normal_of(const Context& ctx) {
+  const DTypeInfo& info = dtype_info(ctx.call.t("y").dtype());
+  return info.is_float ? info.min_normal : 0.0;
 }
 
 /// The global minimum of x s(x) and where it is (f'(x*) = 0), from the FP64
@@ -44,21 +63,24 @@ Minimum minimum_of(ops::UnaryFn fn) {
 }
 
 // activation.odd_part: f(x) - f(-x) = x s(x) + x s(-x) = x. Exact negation of
-// the input, one re-invocation, both calls' bounds: (f + u)(m(x) + m(-x)).
+// the input, one re-invocation, both calls' bounds: (f + u)(m(x) + m(-x)) plus
+// both runs' underflow.
 Result<Outcome> odd_part(const Context& ctx) {
   KC_ASSIGN_OR_RETURN(ops::UnaryFn fn, fn_of(ctx));
+  const double tiny = min_normal_of(ctx);
   const std::vector<double> x = ctx.call.t("x").to_doubles();
   const std::vector<double> y = ctx.call.t("y").to_doubles();
   Call neg = ctx.fresh_inputs();
   for (std::int64_t i = 0; i < neg.t("x").numel(); ++i) neg.t("x").set(i, -x[static_cast<std::size_t>(i)]);
   KC_RETURN_IF_ERROR(detail::rerun(ctx, neg, "f(-x)"));
   const std::vector<double> yn = neg.t("y").to_doubles();
+  const double under = ctx.underflow_of(ctx.call) + ctx.underflow_of(neg);
   Judge judge("|f(x) - f(-x) - x|");
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (!std::isfinite(x[i])) continue;
     const long double r = static_cast<long double>(y[i]) - yn[i] - x[i];
-    judge.check(static_cast<double>(r), ctx.allowed(magnitude(fn, x[i]) + magnitude(fn, -x[i])),
-                Where{-1, -1, "[" + std::to_string(i) + "] x = " + std::to_string(x[i])});
+    judge.check(static_cast<double>(r), ctx.allowed(magnitude(fn, x[i], tiny) + magnitude(fn, -x[i], tiny), under),
+                Where{-1, -1, std::string("[").append(std::to_string(i)).append("] x = ").append(std::to_string(x[i]))});
   }
   return judge.outcome();
 }
@@ -68,6 +90,7 @@ Result<Outcome> odd_part(const Context& ctx) {
 // [max(min(0, x), f_min), max(0, x)] against (f + u) m.
 Result<Outcome> bound(const Context& ctx) {
   KC_ASSIGN_OR_RETURN(ops::UnaryFn fn, fn_of(ctx));
+  const double tiny = min_normal_of(ctx);
   const Minimum mn = minimum_of(fn);
   const std::vector<double> x = ctx.call.t("x").to_doubles();
   const std::vector<double> y = ctx.call.t("y").to_doubles();
@@ -77,7 +100,8 @@ Result<Outcome> bound(const Context& ctx) {
     const double lo = std::max(std::min(0.0, x[i]), mn.value), hi = std::max(0.0, x[i]);
     const double v = y[i];
     const double outside = std::isnan(v) ? v : (v < lo ? lo - v : (v > hi ? v - hi : 0.0));
-    judge.check(outside, ctx.allowed(magnitude(fn, x[i])), Where{-1, -1, "[" + std::to_string(i) + "]"});
+    judge.check(outside, ctx.allowed(magnitude(fn, x[i], tiny), ctx.underflow_of(ctx.call)),
+                Where{-1, -1, std::string("[").append(std::to_string(i)).append("]")});
   }
   return judge.outcome();
 }
@@ -88,6 +112,7 @@ Result<Outcome> bound(const Context& ctx) {
 // y_k <= y_{k+1} within (f + u)(m_k + m_{k+1}).
 Result<Outcome> monotone(const Context& ctx) {
   KC_ASSIGN_OR_RETURN(ops::UnaryFn fn, fn_of(ctx));
+  const double tiny = min_normal_of(ctx);
   const double from = minimum_of(fn).at;
   const std::vector<double> x = ctx.call.t("x").to_doubles();
   const std::vector<double> y = ctx.call.t("y").to_doubles();
@@ -99,7 +124,7 @@ Result<Outcome> monotone(const Context& ctx) {
   for (std::size_t k = 0; k + 1 < idx.size(); ++k) {
     const std::size_t a = idx[k], b = idx[k + 1];
     const double drop = std::isnan(y[a]) || std::isnan(y[b]) ? NAN : std::max(0.0, y[a] - y[b]);
-    judge.check(drop, ctx.allowed(magnitude(fn, x[a]) + magnitude(fn, x[b])),
+    judge.check(drop, ctx.allowed(magnitude(fn, x[a], tiny) + magnitude(fn, x[b], tiny), 2 * ctx.underflow_of(ctx.call)),
                 Where{-1, -1, "x = " + std::to_string(x[a]) + " -> " + std::to_string(x[b])});
   }
   return judge.outcome();
@@ -110,27 +135,38 @@ Result<std::vector<double>> swiglu_magnitude(const Context& ctx, const Call& c) 
 
 // swiglu.linear_in_up: y = silu(g) up is linear in up: swiglu(g, a up) =
 // a swiglu(g, up) for a = 8 and a = -1/2 (powers of two up to sign: a up is
-// exact in the format). Both calls' bounds: (f + u)(m' + |a| m).
+// exact in the format, but for a = -1/2 on a subnormal up with its last bit
+// set, which rounds: the stored up' = a up + d, and d, exact in FP64, is
+// predicted as silu(g) d, in long double). Both calls' bounds:
+// (f + u)(m' + |a| m) (the op's magnitude carries the gate's underflow
+// through up), plus each run's underflow of the final product: U' + |a| U.
 Result<Outcome> swiglu_linear_in_up(const Context& ctx) {
-  const std::vector<double> up = ctx.call.t("up").to_doubles(), y = ctx.call.t("y").to_doubles();
+  const std::vector<double> g = ctx.call.t("gate").to_doubles(), up = ctx.call.t("up").to_doubles(),
+                            y = ctx.call.t("y").to_doubles();
   KC_ASSIGN_OR_RETURN(std::vector<double> m0, swiglu_magnitude(ctx, ctx.call));
-  Judge judge("|swiglu(g, a up) - a swiglu(g, up)|");
+  Judge judge("|swiglu(g, a up') - a swiglu(g, up) - silu(g) (up' - a up)|");
   for (const double a : {8.0, -0.5}) {
     Call scaled = ctx.fresh_inputs();
     for (std::int64_t i = 0; i < scaled.t("up").numel(); ++i) scaled.t("up").set(i, a * up[static_cast<std::size_t>(i)]);
+    const std::vector<double> up_stored = scaled.t("up").to_doubles();
     KC_RETURN_IF_ERROR(detail::rerun(ctx, scaled, "swiglu(g, a up)"));
     KC_ASSIGN_OR_RETURN(std::vector<double> m1, swiglu_magnitude(ctx, scaled));
     const std::vector<double> ys = scaled.t("y").to_doubles();
-    for (std::size_t i = 0; i < y.size(); ++i)
-      judge.check(ys[i] - a * y[i], ctx.allowed(m1[i] + std::fabs(a) * m0[i]),
-                  Where{-1, -1, "[" + std::to_string(i) + "] a = " + std::to_string(a)});
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const double d = up_stored[i] - a * up[i];  // 0 but for a rounded subnormal
+      const long double predicted = d == 0 ? 0.0L : ops::eval_unary(ops::UnaryFn::kSilu, g[i]) * d;
+      judge.check(static_cast<double>(ys[i] - static_cast<long double>(a) * y[i] - predicted),
+                  ctx.allowed(m1[i] + std::fabs(a) * m0[i], ctx.underflow_of(scaled) + std::fabs(a) * ctx.underflow_of(ctx.call)),
+                  Where{-1, -1, std::string("[").append(std::to_string(i)).append("] a = ").append(std::to_string(a))});
+    }
   }
   return judge.outcome();
 }
 
 // swiglu.odd_gate: silu(g) - silu(-g) = g, so swiglu(g, up) - swiglu(-g, up)
 // = g up: the gate and its mirror add up to the identity gate. The product g
-// up is taken in long double (exact); both calls' bounds add.
+// up is taken in long double (exact); both calls' bounds add, with both runs'
+// underflow.
 Result<Outcome> swiglu_odd_gate(const Context& ctx) {
   const std::vector<double> g = ctx.call.t("gate").to_doubles(), up = ctx.call.t("up").to_doubles(),
                             y = ctx.call.t("y").to_doubles();
@@ -144,7 +180,8 @@ Result<Outcome> swiglu_odd_gate(const Context& ctx) {
   for (std::size_t i = 0; i < y.size(); ++i) {
     if (!std::isfinite(g[i]) || !std::isfinite(up[i])) continue;
     const long double r = static_cast<long double>(y[i]) - yn[i] - static_cast<long double>(g[i]) * up[i];
-    judge.check(static_cast<double>(r), ctx.allowed(m0[i] + m1[i]), Where{-1, -1, "[" + std::to_string(i) + "]"});
+    judge.check(static_cast<double>(r), ctx.allowed(m0[i] + m1[i], ctx.underflow_of(ctx.call) + ctx.underflow_of(neg)),
+                Where{-1, -1, std::string("[").append(std::to_string(i)).append("]")});
   }
   return judge.outcome();
 }

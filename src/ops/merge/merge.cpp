@@ -195,11 +195,10 @@ class PruneOp final : public Op {
 
 }  // namespace
 
-std::vector<int> prune_mask(const Call& call, bool wanda_scores) {
+std::vector<double> prune_scores(const Call& call, bool wanda_scores) {
   const Tensor& w = call.t("W");
   const std::int64_t rows = w.dim(0), cols = w.dim(1);
   const DType p = call.config.dtype;
-  const auto k = static_cast<std::int64_t>(std::floor(call.get_double("sparsity", 0.5) * static_cast<double>(cols)));
   std::vector<double> score(static_cast<std::size_t>(rows * cols));
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) {
@@ -207,6 +206,14 @@ std::vector<int> prune_mask(const Call& call, bool wanda_scores) {
       score[static_cast<std::size_t>(r * cols + c)] =
           wanda_scores ? round_to(a * round_to(std::sqrt(call.t("act_sq").at(c)), p), p) : a;
     }
+  return score;
+}
+
+std::vector<int> prune_mask(const Call& call, bool wanda_scores) {
+  const Tensor& w = call.t("W");
+  const std::int64_t rows = w.dim(0), cols = w.dim(1);
+  const auto k = static_cast<std::int64_t>(std::floor(call.get_double("sparsity", 0.5) * static_cast<double>(cols)));
+  const std::vector<double> score = prune_scores(call, wanda_scores);
   std::vector<int> keep(score.size(), 1);
   std::vector<std::int64_t> idx(static_cast<std::size_t>(cols));
   for (std::int64_t r = 0; r < rows; ++r) {

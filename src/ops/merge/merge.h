@@ -26,6 +26,9 @@ namespace kc::ops {
 std::unique_ptr<Op> make_slerp_op();
 std::unique_ptr<Op> make_prune_op(bool wanda);
 
+/// The per-element scores a pruning call ranks, row-major: |W|, or for WANDA
+/// |W| sqrt(act_sq) rounded to the call's precision as the kernel computes it.
+std::vector<double> prune_scores(const Call& call, bool wanda_scores);
 /// The mask of a pruning call (1 = kept), from its inputs: exact, shared by
 /// the oracle and the properties.
 std::vector<int> prune_mask(const Call& call, bool wanda_scores);

@@ -18,6 +18,23 @@
 //   So |Δparam| <= γ(16 + 2 kappa1 + kappa2) (|p| (1 + lr wd) + Δmag),
 //   magnitude(param) = |p| (1 + lr wd) + Δmag, magnitude(m) = Mm,
 //   magnitude(v) = Mv; kappa1, kappa2 are expression variables.
+// Gradual underflow (Higham (2.8)): each product or quotient may add an
+// absolute lambda = u min_normal(P) where its result is subnormal. In the
+// kernel's order: m' has two products (2 lambda), v' three (3 lambda); param
+// gets the decay's product (lambda), m''s 2 lambda carried by
+// c_m = lr / (bc1 D), D = sqrt(v̂) + eps, the quotient m' / denom's lambda
+// carried by lr / bc1, and step_size's product (lambda): together
+// lambda (2 + 2 c_m + lr / bc1). v''s 3 lambda moves sqrt(v') by at most
+// sqrt(3 lambda) (|sqrt a - sqrt b| <= sqrt |a - b|), so D by sqrt(3 lambda /
+// bc2) and the update by Δmag sqrt(3 lambda / bc2) / D. With min_normal(P)
+// in a magnitude, the factor gamma(16 + ...) >= 16 u allows >= 16 lambda per
+// unit of amplification, so the magnitudes add
+//   m, v:   min_normal(P)
+//   param:  min_normal(P) (1 + c_m + lr / bc1) + Δmag sqrt(3 lambda / bc2) / (u D)
+// (the last term needs the factor >= u only). Without it an honest kernel
+// misses a subnormal p (1 - lr wd) by a subnormal ulp, and at t = 1 a
+// subnormal g, whose m' = (1 - beta1) g rounds to 0, moves p by lr g / eps
+// less than the oracle: g = 1.4e-45 gives 1.4e-40.
 #include "ops/optim/adamw.h"
 
 #include <algorithm>
@@ -165,13 +182,20 @@ class AdamWOp final : public Op {
                               m0 = call.t("m").to_doubles(), v0 = call.t("v").to_doubles();
     const LD bc1 = 1 - std::pow(h.beta1, static_cast<LD>(h.step));
     const LD bc2 = 1 - std::pow(h.beta2, static_cast<LD>(h.step));
+    const DType p = call.t(output).dtype();
+    const DTypeInfo& info = dtype_info(p);
+    const LD tiny = info.is_float ? info.min_normal : 0.0L;
+    const LD lambda = underflow_unit(p), u = unit_roundoff(p);
     std::vector<double> mag(p0.size());
     for (std::size_t i = 0; i < p0.size(); ++i) {
       const LD g = g0[i];
       const LD mm = h.beta1 * std::fabs(m0[i]) + (1 - h.beta1) * std::fabs(g);
       const LD mv = h.beta2 * std::fabs(v0[i]) + (1 - h.beta2) * g * g;
-      const LD dmag = h.lr * (mm / bc1) / (std::sqrt(mv / bc2) + h.eps);
-      const LD r = output == "m" ? mm : output == "v" ? mv : std::fabs(p0[i]) * (1 + h.lr * h.wd) + dmag;
+      const LD den = std::sqrt(mv / bc2) + h.eps;
+      const LD dmag = h.lr * (mm / bc1) / den;
+      const LD under_p = tiny * (1 + h.lr / (bc1 * den) + h.lr / bc1) +
+                         (u > 0 ? dmag * std::sqrt(3 * lambda / bc2) / (u * den) : 0.0L);
+      const LD r = output == "m" ? mm + tiny : output == "v" ? mv + tiny : std::fabs(p0[i]) * (1 + h.lr * h.wd) + dmag + under_p;
       mag[i] = static_cast<double>(r);
     }
     return mag;

@@ -55,14 +55,22 @@ class SwigluOp final : public Op {
   // g << 0); the product by up rounds once more. So |ŷ - y| <= gamma_k m with
   // m = |up| (|silu(g)| + |g silu'(g)|), accumulation length 1: contracts
   // count the roundings in their factor (KC-SWIGLU: gamma(16, P)).
+  // Gradual underflow (Higham (2.8)): silu(g) = g s(g) is a product (or a
+  // quotient) whose absolute error may reach lambda = u min_normal(P) where
+  // it is subnormal, and the product by up carries that error times |up|
+  // (g = 5.25e-42, up = -3.22: off by 1.4 lambda |up| + lambda); the final
+  // product's own lambda is Op::underflow_allowance's. So m adds
+  // min_normal(P) |up|: under the factor gamma_k >= u that allows lambda |up|.
   Result<std::vector<double>> magnitude(const Call& call, const std::string& output) const override {
     if (output != "y") return not_found("swiglu has no output '" + output + "'");
     const std::vector<double> g = call.t("gate").to_doubles(), u = call.t("up").to_doubles();
+    const DTypeInfo& out = dtype_info(call.t("y").dtype());
+    const long double tiny = out.is_float ? out.min_normal : 0.0;
     std::vector<double> m(g.size());
     for (std::size_t i = 0; i < g.size(); ++i)
       m[i] = static_cast<double>(std::fabs(static_cast<long double>(u[i])) *
                                  (std::fabs(eval_unary(UnaryFn::kSilu, g[i])) +
-                                  std::fabs(g[i] * eval_unary_derivative(UnaryFn::kSilu, g[i]))));
+                                  std::fabs(g[i] * eval_unary_derivative(UnaryFn::kSilu, g[i])) + tiny));
     return m;
   }
   double accumulation_length(const Call&) const override { return 1; }

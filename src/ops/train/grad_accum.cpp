@@ -12,6 +12,13 @@
 // has L = B / A + A + F + 2 <= B + F + 3: accumulation is never allowed more
 // than the one-pass bound, and an accumulated G differs from a one-pass FP32 G
 // by at most the sum of the two bounds (the property grad_accum.matches_full_batch).
+// Gradual underflow (Higham (2.8)): each product or quotient may add an
+// absolute lambda = u min_normal(P) where its result is subnormal. The F
+// products of X_j W add <= F lambda to E, which reaches G times c Σ_b |X_bi|;
+// the b products X E, the two scalings and the sums add (L + 2) lambda at
+// most (Op::underflow_allowance, added per run by the engine and the
+// property). So the magnitude adds min_normal(P) c Σ_b |X_bi|: under the
+// factor gamma(L) >= L u > F u that allows F lambda c Σ_b |X_bi|.
 #include "ops/train/grad_accum.h"
 
 #include <cmath>
@@ -94,10 +101,12 @@ class GradAccumOp final : public Op {
     if (output != "G") return not_found("grad_accum has no output '" + output + "'");
     const Shape s = shape_of(call);
     const std::vector<double> w = call.t("W").to_doubles(), x = call.t("X").to_doubles(), y = call.t("Y").to_doubles();
+    const DTypeInfo& info = dtype_info(call.t("G").dtype());
+    const LD tiny = info.is_float ? info.min_normal : 0.0L;
     std::vector<LD> m(static_cast<std::size_t>(s.f * s.o), 0);
     for (std::int64_t r = 0; r < s.b; ++r)
       for (std::int64_t j = 0; j < s.o; ++j) {
-        LD em = std::fabs(static_cast<LD>(y[r * s.o + j]));
+        LD em = std::fabs(static_cast<LD>(y[r * s.o + j])) + tiny;
         for (std::int64_t k = 0; k < s.f; ++k) em += std::fabs(static_cast<LD>(x[r * s.f + k]) * w[k * s.o + j]);
         for (std::int64_t i = 0; i < s.f; ++i) m[i * s.o + j] += std::fabs(static_cast<LD>(x[r * s.f + i])) * em;
       }

@@ -191,5 +191,35 @@ TEST(ObligationEngine, PropertyOfAnotherOpIsNotApplicable) {
   EXPECT_NE(r.reason.find("not defined for op relu"), std::string::npos) << r.reason;
 }
 
+// prune.exact_sparsity states the op: the k lowest scores of each row are
+// pruned, W's zeros (score 0) first. A kernel that prunes k entries besides
+// the zeros it was given (the property's old promise) zeroes too many.
+TEST(ObligationPrune, ExistingZerosArePrunedFirst) {
+  const Op* op = builtin_ops().find("prune_magnitude");
+  ASSERT_NE(op, nullptr);
+  const obligation::Property* prop = obligation::find_property("prune.exact_sparsity");
+  ASSERT_NE(prop, nullptr);
+  Config cfg;
+  cfg.dtype = DType::kF32;
+  cfg.params = {{"rows", "1"}, {"cols", "4"}, {"sparsity", "0.5"}};
+  auto made = op->make_call(cfg);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  Call call = *made;
+  const std::vector<double> w = {0.5, -2, 0, 1};
+  for (std::int64_t i = 0; i < 4; ++i) call.t("W").set(i, w[static_cast<std::size_t>(i)]);
+  const obligation::Invoke invoke = [](Call&) { return ok_status(); };
+  Rng rng(1);
+  auto judge = [&](const std::vector<double>& y) {
+    for (std::int64_t i = 0; i < 4; ++i) call.t("y").set(i, y[static_cast<std::size_t>(i)]);
+    obligation::Context ctx{*op, call, invoke, rng};
+    auto out = prop->check(ctx);
+    EXPECT_TRUE(out.ok());
+    return out.ok() ? out->failures : -1;
+  };
+  EXPECT_EQ(judge({0, -2, 0, 1}), 0);  // k = 2: the 0 and 0.5 pruned
+  EXPECT_EQ(judge({0, -2, 0, 0}), 1);  // 0.5 and 1 pruned besides the 0
+  EXPECT_EQ(judge({0.5, -2, 0, 1}), 1);  // only the 0 "pruned"
+}
+
 }  // namespace
 }  // namespace kc::engine
