@@ -31,7 +31,9 @@ Status check_target(std::int64_t t, std::int64_t cols) {
   return ok_status();
 }
 
-Status run_cross_entropy(Call& call) {
+}  // namespace
+
+Status cross_entropy_fp32(Call& call, bool softmax_gradient) {
   const Tensor& tz = call.t("z");
   const std::int64_t rows = tz.dim(0), cols = tz.dim(1);
   const float* z = tz.data<float>();
@@ -43,11 +45,17 @@ Status run_cross_entropy(Call& call) {
     const float* zr = z + r * cols;
     const RowLse l = row_lse(zr, cols, 1.0f);
     loss[r] = l.lse() - zr[target[r]];
-    for (std::int64_t c = 0; c < cols; ++c)
-      dz[r * cols + c] = std::exp(zr[c] - l.m) / l.s - (c == target[r] ? 1.0f : 0.0f);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const float p = softmax_gradient ? std::exp(zr[c] - l.m) / l.s : zr[c];
+      dz[r * cols + c] = p - (c == target[r] ? 1.0f : 0.0f);
+    }
   }
   return ok_status();
 }
+
+namespace {
+
+Status run_cross_entropy(Call& call) { return cross_entropy_fp32(call, /*softmax_gradient=*/true); }
 
 Status run_kd_loss(Call& call) { return kd_loss_fp32(call, /*t2=*/true); }
 

@@ -30,6 +30,9 @@ std::vector<RefKernel> train_ref_kernels();
 /// decoupled; `bias_correction` off divides by 1; `beta2_override` >= 0 is
 /// used in place of the call's beta2.
 Status adamw_fp32(Call& call, bool coupled, bool bias_correction, double beta2_override);
+/// cross_entropy in FP32 (row log-sum-exp with the max subtracted);
+/// `softmax_gradient` false writes dz = z - onehot, the softmax left out.
+Status cross_entropy_fp32(Call& call, bool softmax_gradient);
 /// kd_loss in FP32; `t2` false omits the T² factor.
 Status kd_loss_fp32(Call& call, bool t2);
 /// grad_accum in FP32: micro-batch gradients scaled by 1 / A and summed;

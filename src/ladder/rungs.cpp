@@ -83,6 +83,16 @@ Setup make_setup(const Contract& contract, const Impl& impl, const CheckRequest&
   return s;
 }
 
+/// Ends the rung when the contract does not apply to the impl (not_applicable)
+/// or cannot be planned (error); false when the rung goes on.
+bool ended_at_setup(const Setup& s, Clock::time_point t0, RungResult& r) {
+  if (s.error.empty() && s.not_applicable.empty()) return false;
+  r.outcome = s.error.empty() ? Outcome::kNotApplicable : Outcome::kError;
+  r.summary = s.error.empty() ? s.not_applicable : s.error;
+  r.seconds = since(t0);
+  return true;
+}
+
 /// Input tensors (not pure outputs) with a floating dtype.
 std::vector<std::size_t> float_inputs(const Call& call) {
   std::vector<std::size_t> out;
@@ -226,12 +236,7 @@ RungResult run_type_rung(const Contract& contract, const std::string&, const Imp
   const auto t0 = Clock::now();
   RungResult r = start_rung(contract, impl, Level::kType, request.check.seed);
   Setup s = make_setup(contract, impl, request.check);
-  if (!s.error.empty() || !s.not_applicable.empty()) {
-    r.outcome = s.error.empty() ? Outcome::kNotApplicable : Outcome::kError;
-    r.summary = s.error.empty() ? s.not_applicable : s.error;
-    r.seconds = since(t0);
-    return r;
-  }
+  if (ended_at_setup(s, t0, r)) return r;
   const Op& op = *s.plan.op;
   auto check = [&](const std::string& name, bool ok, const std::string& detail) {
     ++r.runs;
@@ -299,12 +304,7 @@ RungResult run_falsification_rung(const Contract& contract, const std::string& f
   const auto t0 = Clock::now();
   RungResult r = start_rung(contract, impl, Level::kFalsification, request.check.seed);
   Setup s = make_setup(contract, impl, request.check);
-  if (!s.error.empty() || !s.not_applicable.empty()) {
-    r.outcome = s.error.empty() ? Outcome::kNotApplicable : Outcome::kError;
-    r.summary = s.error.empty() ? s.not_applicable : s.error;
-    r.seconds = since(t0);
-    return r;
-  }
+  if (ended_at_setup(s, t0, r)) return r;
   const Op& op = *s.plan.op;
   struct EdgeCase {
     std::string name;
@@ -545,12 +545,7 @@ RungResult run_property_rung(const Contract& contract, const std::string& file, 
   const auto t0 = Clock::now();
   RungResult r = start_rung(contract, impl, Level::kProperty, request.check.seed);
   Setup s = make_setup(contract, impl, request.check);
-  if (!s.error.empty() || !s.not_applicable.empty()) {
-    r.outcome = s.error.empty() ? Outcome::kNotApplicable : Outcome::kError;
-    r.summary = s.error.empty() ? s.not_applicable : s.error;
-    r.seconds = since(t0);
-    return r;
-  }
+  if (ended_at_setup(s, t0, r)) return r;
   if (contract.measure.kind == Protocol::Kind::kInject) {
     // A probe contract's inputs are the probe; random values would replace it.
     r.outcome = Outcome::kNotApplicable;
@@ -680,12 +675,7 @@ RungResult run_exhaustive_rung(const Contract& contract, const std::string& file
   const auto t0 = Clock::now();
   RungResult r = start_rung(contract, impl, Level::kExhaustive, request.check.seed);
   Setup s = make_setup(contract, impl, request.check);
-  if (!s.error.empty() || !s.not_applicable.empty()) {
-    r.outcome = s.error.empty() ? Outcome::kNotApplicable : Outcome::kError;
-    r.summary = s.error.empty() ? s.not_applicable : s.error;
-    r.seconds = since(t0);
-    return r;
-  }
+  if (ended_at_setup(s, t0, r)) return r;
   const Op& op = *s.plan.op;
   const EnumerableKind kind = detail::enumerable_kind(op);
   if (kind == EnumerableKind::kNone || contract.measure.kind == Protocol::Kind::kInject) {
