@@ -960,6 +960,17 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
     return finish(Verdict::kConforming, plan.metric_name + " max " + fmt_g(res.evidence.max) +
                                             " within bound " + fmt_g(plan.pass_bound));
   }
+  // No pattern recognised, but the numbers broke the bound: a contract that
+  // names the plain exceedance (TOLERANCE_EXCEEDED, ERROR_BOUND_EXCEEDED) gets
+  // it, with the worst metric / allowed ratio, so the verdict is still named.
+  if (st.signatures.empty() && st.any_fail)
+    for (const auto& e : contract.violation.signatures)
+      if (e.name == "TOLERANCE_EXCEEDED" || e.name == "ERROR_BOUND_EXCEEDED") {
+        st.signatures.push_back({e.name, {fmt_g(res.evidence.max)}});
+        st.note(e.name + "(" + fmt_g(res.evidence.max) + "): the worst " + plan.metric_name + " is " +
+                fmt_g(res.evidence.max) + " times what the tolerance allows, with no more specific pattern in it");
+        break;
+      }
   // Signatures the contract names come first: they are what the contract is about.
   res.signatures = st.signatures;
   std::stable_partition(res.signatures.begin(), res.signatures.end(), [&](const Signature& sg) {

@@ -96,6 +96,45 @@ TEST(Engine, HonestFp32GemmConformsToBoundAndSaturationContracts) {
   EXPECT_TRUE(r.repro.empty());
 }
 
+// An exp a few ulp off everywhere matches no specific pattern; the contract
+// names the plain exceedance, so the violation carries it with the worst ratio.
+TEST(Engine, PlainExceedanceGetsTheGenericSignatureTheContractNames) {
+  const char* text = R"(
+contract KC-EXP-T {
+  scope      exp
+  pre        precision(x, y) in {FP32} and value_range(x) in [-4, 4] and n in {64}
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  ulp 1
+  reference  higher_precision FP64
+  measure    sample 2 random inputs per config; compute max ulp; pass if <= 1
+  violation  signature TOLERANCE_EXCEEDED
+}
+)";
+  auto exp_off_by = [](int ulps) {
+    return [ulps](Call& c) {
+      const Tensor& x = c.t("x");
+      Tensor& y = c.t("y");
+      for (std::int64_t i = 0; i < x.numel(); ++i) {
+        float v = std::exp(static_cast<float>(x.at(i)));
+        for (int k = 0; k < ulps; ++k) v = std::nextafter(v, std::numeric_limits<float>::infinity());
+        y.set(i, v);
+      }
+      return ok_status();
+    };
+  };
+  CheckRequest req;
+  FakeImpl off("t.exp3", "exp", exp_off_by(3));
+  const CaseResult r = run_case(parse_one(text), "t.kc", off, info(), req);
+  ASSERT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  ASSERT_EQ(r.signatures.size(), 1u);
+  EXPECT_EQ(r.signatures[0].name, "TOLERANCE_EXCEEDED");
+  EXPECT_EQ(r.signatures[0].to_string(), "TOLERANCE_EXCEEDED(" + r.signatures[0].args[0] + ")");
+  EXPECT_GE(std::stod(r.signatures[0].args[0]), 2.0);
+  EXPECT_TRUE(r.signature_expected);
+  FakeImpl honest("t.exp", "exp", exp_off_by(0));
+  EXPECT_EQ(run_case(parse_one(text), "t.kc", honest, info(), req).verdict, Verdict::kConforming);
+}
+
 TEST(Engine, Fp16AccumulatorIsNamedSaturation) {
   FakeImpl bad("t.fp16acc", "matmul", [](Call& c) { return gemm(c, add_fp16); });
   CheckRequest req;
