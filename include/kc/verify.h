@@ -111,6 +111,7 @@ struct Result {
   std::int64_t failing_samples = 0;
 
   std::vector<double> row_bounds;  ///< T_i of probe 0 per row, when keep_row_bounds
+  bool fp32_blocks = false;        ///< the signed sums took the FP32 block path (docs/verify.md)
 
   double gamma = 0;         ///< the per-element coefficient the bounds used
   double seconds = 0;       ///< wall time of the verification

@@ -229,6 +229,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     // gamma_r(u32) of their magnitudes. Products op(A)_ij w_j may underflow:
     // an FMA then errs by up to eta32 / 2 absolute, K of them per row. Sums of
     // +-x are exact in the subnormal range.
+    res.fp32_blocks = used_fp32;
     const double gf = used_fp32 ? gamma(2.0 * detail::kFp32Roundings + 1, DType::kF32) : 0.0;
     const double uf = used_fp32 ? static_cast<double>(K) * eta32 / 2 : 0.0;
     for (std::int64_t i = 0; i < M; ++i) {
