@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace kc::sanitizer {
@@ -109,6 +113,44 @@ TEST(SanitizerTool, NamesRoundTripAndOthersAreRejected) {
   }
   EXPECT_FALSE(parse_tool("synccheck").has_value());
   EXPECT_FALSE(parse_tool("").has_value());
+}
+
+// The runner, with a stand-in for the binary (a shell script that writes a
+// canned report to the --log-file path, %p replaced by its pid, and exits
+// with the --error-exitcode value): arguments, log collection, deadline.
+std::string fake_sanitizer(const std::string& name, const std::string& body) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream out(path);
+  out << "#!/bin/sh\n"
+         "log=''\nwhile [ $# -gt 0 ]; do\n"
+         "  case \"$1\" in --log-file) log=\"$2\"; shift 2;; --tool|--target-processes|--error-exitcode|--print-limit) "
+         "shift 2;; *) break;; esac\ndone\n"
+         "log=$(echo \"$log\" | sed \"s/%p/$$/\")\n"
+      << body;
+  out.close();
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+TEST(SanitizerRun, CollectsTheLogAndItsErrors) {
+  const std::string bin = fake_sanitizer("fake-sanitizer-errors",
+                                         "printf '%s' \"$KC_FAKE_REPORT\" > \"$log\"\n\"$@\" > /dev/null\nexit 86\n");
+  setenv("KC_FAKE_REPORT", kMemcheck, 1);
+  auto r = run(bin, Tool::kMemcheck, {"/bin/true"}, 30);
+  unsetenv("KC_FAKE_REPORT");
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->errors, 3);
+  EXPECT_EQ(r->findings.size(), 3u);
+}
+
+TEST(SanitizerRun, AHangingRunIsKilledAtItsDeadline) {
+  const std::string bin = fake_sanitizer("fake-sanitizer-hang", "sleep 60\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run(bin, Tool::kRacecheck, {"/bin/true"}, 1);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded) << r.status().to_string();
+  EXPECT_LT(s, 10.0);
 }
 
 // GPU only: an in-bounds cuda kernel through kc, run under memcheck.
