@@ -1,10 +1,13 @@
 // kc — device memory owned by the cuda backend, surrounded by guard canaries.
 //
 // Layout of one allocation: [front band | user bytes | back band]. Each band is
-// kGuardBytes of a position-dependent byte pattern written before the kernel
+// canary::kBandBytes of a position-dependent byte pattern written before the kernel
 // runs and compared after it (DESIGN.md §7: "buffers are surrounded by guard
 // canaries"). A kernel that writes past either end of its buffer changes the
-// band; check_guards() reports it as kInternal "GUARD_VIOLATION: ...".
+// band; check_guards() reports it as kCrashed "GUARD_OVERWRITTEN(<name>,
+// before|after): ..." (the band pattern and check are include/kc/canary.h's,
+// shared with the opencl backend), which the worker turns into an error
+// verdict with that signature.
 #pragma once
 
 #include <cstddef>
@@ -12,17 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "kc/canary.h"
 #include "kc/status.h"
 #include "kc/tensor.h"
 
 namespace kc::backends::cuda {
-
-/// Bytes of canary before and after every device buffer.
-inline constexpr std::size_t kGuardBytes = 4096;
-
-/// The canary byte at position i of a band (front and back use different seeds,
-/// so a shifted copy of one band does not pass for the other).
-std::uint8_t canary_byte(std::size_t i, bool back);
 
 class GuardedBuffer {
  public:
@@ -33,11 +30,11 @@ class GuardedBuffer {
   GuardedBuffer& operator=(GuardedBuffer&& other) noexcept;
   ~GuardedBuffer();
 
-  /// cudaMalloc of bytes + 2 kGuardBytes, bands written; user bytes unset.
+  /// cudaMalloc of bytes + 2 canary::kBandBytes, bands written; user bytes unset.
   static Result<GuardedBuffer> allocate(std::size_t bytes, std::string name);
 
   /// The user region (256-byte aligned: cudaMalloc alignment plus a 4 KiB band).
-  void* data() const { return base_ ? base_ + kGuardBytes : nullptr; }
+  void* data() const { return base_ ? base_ + canary::kBandBytes : nullptr; }
   template <typename T>
   T* as() const {
     return static_cast<T*>(data());
@@ -55,8 +52,8 @@ class GuardedBuffer {
   /// elements of a padded matrix, leaving its padding as uploaded.
   Status fill_2d(std::uint8_t byte, std::size_t pitch, std::size_t row_bytes, std::size_t rows);
 
-  /// OK when both bands are intact; otherwise kInternal "GUARD_VIOLATION:
-  /// canary overwritten before/after device buffer '<name>' ...".
+  /// OK when both bands are intact; otherwise canary::check_band's kCrashed
+  /// "GUARD_OVERWRITTEN(<name>, before|after): ...".
   Status check_guards() const;
 
  private:
@@ -84,10 +81,10 @@ struct DeviceTensor {
 Result<DeviceTensor> to_device(const std::string& name, Tensor& host, bool poison_output,
                                bool copy_back);
 
-/// After the kernel: checks every buffer's canaries, checks that read-only
-/// buffers still hold the bytes uploaded (a kernel writing its inputs is a
-/// GUARD_VIOLATION too), then downloads the copy_back buffers into their host
-/// tensors. Nothing is written to the host when a check fails.
+/// After the kernel: checks every buffer's canaries, then downloads every
+/// buffer into its host tensor, read-only inputs included (a kernel that wrote
+/// an input is then INPUT_MUTATED by the engine's input checksum). Nothing is
+/// written to the host when a canary check fails.
 Status finish(std::vector<DeviceTensor>& tensors);
 
 }  // namespace kc::backends::cuda

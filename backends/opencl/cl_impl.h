@@ -80,6 +80,9 @@ struct DeviceFacts {
 /// In-project kernels (opencl_impls.cc), CLBlast routines (clblast_impls.cc).
 std::vector<std::shared_ptr<const Impl>> project_impls(const DeviceFacts& facts);
 std::vector<std::shared_ptr<const Impl>> clblast_impls();
+/// The incident replays (incident_impls.cc): broken on purpose, declared
+/// with extra[broken_on_purpose] so they run only when named.
+std::vector<std::shared_ptr<const Impl>> incident_impls();
 
 /// Every (source, options) pair the in-project impls build, for the probe's
 /// build-time report.

@@ -118,6 +118,7 @@ class OpenclBackend final : public Backend {
     if (impls_.empty()) {
       impls_ = opencl::project_impls(facts_);
       for (auto& i : opencl::clblast_impls()) impls_.push_back(std::move(i));
+      for (auto& i : opencl::incident_impls()) impls_.push_back(std::move(i));
     }
     return impls_;
   }

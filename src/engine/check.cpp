@@ -54,9 +54,13 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   for (const auto& impl : impls) {
     if (!selected(request.impls, impl->declaration().name)) continue;
     if (!selected(request.backends, impl->declaration().backend)) continue;
-    // Calibration impls are broken on purpose (they calibrate kc, DESIGN.md §5):
-    // graded only when a filter names them, e.g. --impl 'calib.*'.
-    if (request.impls.empty() && impl->declaration().backend == "calibration") continue;
+    // Calibration impls are broken on purpose (they calibrate kc, DESIGN.md §5),
+    // and so is any impl declaring extra[broken_on_purpose] (the opencl
+    // backend's incident replays): graded only when a filter names them, e.g.
+    // --impl 'calib.*' or --impl 'opencl.incident.*'.
+    if (request.impls.empty() &&
+        (impl->declaration().backend == "calibration" || impl->declaration().extra.count("broken_on_purpose") > 0))
+      continue;
     const BackendInfo* info = nullptr;
     for (const auto& b : result.backends)
       if (b.name == impl->declaration().backend) info = &b;

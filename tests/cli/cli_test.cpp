@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -285,6 +286,48 @@ TEST(CliVet, OpenclKernelFilesAreBuiltGradedAndCaught) {
   r = kc("vet " + file + " --out " + bad + "/out");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("building " + file + " failed"), std::string::npos) << r.out;
+}
+
+}  // namespace
+
+namespace {
+
+// --compute-sanitizer: the tool name is validated, and where the binary or
+// an NVIDIA GPU is missing the run is refused with the reason (exit 2).
+TEST(CliSanitizer, ToolNameIsValidated) {
+  CliRun r = kc("check " + src("contracts/classes/C-PRC-01.kc") + " --impl cuda.matmul_tiled --compute-sanitizer synccheck");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("expected memcheck, initcheck or racecheck"), std::string::npos) << r.out;
+  r = kc("check --compute-sanitizer");
+  EXPECT_EQ(r.code, 2) << r.out;
+}
+
+bool sanitizer_usable() {
+  return std::filesystem::exists("/dev/nvidiactl") &&
+         (std::filesystem::exists("/usr/local/cuda/bin/compute-sanitizer") ||
+          std::system("command -v compute-sanitizer >/dev/null 2>&1") == 0);
+}
+
+TEST(CliSanitizer, RefusedWithAReasonWithoutGpuOrBinary) {
+  if (sanitizer_usable()) GTEST_SKIP() << "compute-sanitizer and a GPU are present";
+  CliRun r = kc("check " + src("contracts/classes/C-PRC-01.kc") + " --impl cuda.matmul_tiled --compute-sanitizer memcheck");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--compute-sanitizer memcheck: not run:"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.out.find("compute-sanitizer not found") != std::string::npos ||
+              r.out.find("no NVIDIA GPU") != std::string::npos)
+      << r.out;
+  r = kc("grade " + src("contracts/classes/C-PRC-01.kc") + " --compute-sanitizer memcheck");
+  EXPECT_EQ(r.code, 2) << r.out;
+}
+
+// GPU only: one cuda case under memcheck conforms and says it ran.
+TEST(CliSanitizer, OneCudaCaseUnderMemcheck) {
+  if (!sanitizer_usable()) GTEST_SKIP() << "needs an NVIDIA GPU and compute-sanitizer";
+  CliRun r = kc("check " + src("contracts/classes/C-PRC-01.kc") +
+                " --impl cuda.matmul_tiled --samples 1 --format json --compute-sanitizer memcheck");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("compute-sanitizer memcheck: 0 errors"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("SANITIZER("), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "kc/obligation.h"
 #include "kc/op.h"
 #include "kc/report.h"
+#include "kc/sanitizer.h"
 #include "kc/train_config.h"
 
 namespace {
@@ -83,6 +85,11 @@ options (check, grade, calibrate):
                        becomes an error verdict; none: in kc's process, for debugging
   --timeout SECONDS    wall-clock limit per kernel call in a worker (default 60)
   --memory-limit SIZE  memory a worker may add per impl, e.g. 512M, 4G (default 4G)
+  --compute-sanitizer TOOL
+                       (kc check, one case, NVIDIA GPU) run the case again under compute-sanitizer
+                       --tool TOOL (memcheck | initcheck | racecheck); reported errors make it an
+                       error verdict SANITIZER(TOOL, N errors). Refused (exit 2) without the binary
+                       or a GPU
   --jobs N, -j N       cases run at once, each kernel in its own worker (default 0: one per
                        core); cases that measure time or determinism and in-process kernels
                        run alone; results and the trace keep plan order whatever N is
@@ -121,6 +128,8 @@ struct Args {
   std::string affected;
   std::string dir;
   kc::ladder::LadderRequest ladder;
+  std::optional<kc::sanitizer::Tool> sanitizer;  ///< --compute-sanitizer
+  std::vector<std::string> argv;                 ///< the arguments as given, for the sanitizer's re-run
 };
 
 int usage_error(const std::string& message) {
@@ -217,6 +226,12 @@ int parse_args(int argc, char** argv, Args* a) {
       const auto bytes = value(&x) ? kc::isolate::parse_bytes(x) : std::nullopt;
       if (!bytes || *bytes <= 0) return usage_error("--memory-limit needs a size such as 512M or 4G");
       a->request.limits.memory_bytes = *bytes;
+    } else if (s == "--compute-sanitizer") {
+      if (!value(&x)) return usage_error("--compute-sanitizer needs memcheck, initcheck or racecheck");
+      a->sanitizer = kc::sanitizer::parse_tool(x);
+      if (!a->sanitizer)
+        return usage_error(std::string("--compute-sanitizer '").append(x).append(
+            "': expected memcheck, initcheck or racecheck"));
     } else if (s == "--affected") {
       if (!value(&a->affected)) return usage_error("--affected needs a contract id");
     } else if (s == "--dir") {
@@ -286,6 +301,43 @@ int select_affected(Args& a) {
   return -1;
 }
 
+/// --compute-sanitizer: `kc check` with the same arguments (less this flag
+/// and --trace) again under compute-sanitizer; its findings turn the one
+/// case into an error verdict. Returns -1 to go on, else an exit code.
+int run_under_sanitizer(const Args& a, CheckResult& r) {
+  const kc::sanitizer::Tool tool = *a.sanitizer;
+  if (r.cases.size() != 1) {
+    std::cerr << "kc: --compute-sanitizer runs one case; this selection has " << r.cases.size()
+              << " (narrow it with --contract, --impl, --config)\n";
+    return kExitUsage;
+  }
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  std::vector<std::string> child = {self.empty() ? std::string("kc") : self};
+  for (std::size_t i = 0; i < a.argv.size(); ++i) {
+    const std::string& s = a.argv[i];
+    if (s == "--compute-sanitizer" || s == "--trace") {
+      ++i;
+      continue;
+    }
+    if (s.rfind("--compute-sanitizer=", 0) == 0 || s.rfind("--trace=", 0) == 0) continue;
+    child.push_back(s);
+  }
+  const double timeout_s = 60 + 10 * a.request.limits.timeout_s;
+  const auto binary = kc::sanitizer::find_binary();
+  auto report = kc::sanitizer::run(*binary, tool, child, timeout_s);
+  kc::engine::CaseResult& c = r.cases.front();
+  if (!report.ok()) {
+    c.verdict = kc::engine::Verdict::kError;
+    c.reason = std::string("compute-sanitizer ") + kc::sanitizer::tool_name(tool) + ": " + report.status().message();
+    return -1;
+  }
+  kc::sanitizer::apply(*report, tool, c);
+  if (report->errors == 0)
+    c.evidence.notes.push_back(std::string("compute-sanitizer ") + kc::sanitizer::tool_name(tool) + ": 0 errors");
+  return -1;
+}
+
 int cmd_check(Args& a, bool grade) {
   a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
   if (!a.affected.empty())
@@ -296,7 +348,17 @@ int cmd_check(Args& a, bool grade) {
     if (kc::Status s = kc::report::write_file(a.out + "/.kc", "kc report directory\n"); !s.ok())
       return usage_error("cannot write to " + a.out + ": " + s.message());
   }
+  if (a.sanitizer) {
+    if (grade) return usage_error("--compute-sanitizer works with kc check, not kc grade");
+    if (auto why = kc::sanitizer::unavailable_reason()) {
+      std::cerr << "kc: --compute-sanitizer " << kc::sanitizer::tool_name(*a.sanitizer) << ": not run: " << *why
+                << "\n";
+      return kExitUsage;
+    }
+  }
   CheckResult r = kc::engine::run_check(a.request);
+  if (a.sanitizer)
+    if (int rc = run_under_sanitizer(a, r); rc >= 0) return rc;
   if (grade) {
     std::cout << kc::report::render_matrix(r, a.color);
     const std::vector<std::pair<std::string, std::string>> files = {
@@ -548,6 +610,7 @@ int cmd_config_check(const Args& a) {
 int main(int argc, char** argv) {
   Args a;
   if (int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+  a.argv.assign(argv + 1, argv + argc);
   if (a.command.empty()) {
     std::cout << kHelp;
     return kExitUsage;

@@ -381,5 +381,104 @@ TEST(OpenclVet, ACompileErrorCarriesTheBuildLog) {
   EXPECT_NE(built.status().message().find("nope"), std::string::npos) << built.status().message();
 }
 
+// --- Incident replays on OpenCL (contracts/incidents/, incident_impls.cc):
+// each bad kernel is caught by the incident's contract with its own
+// signature, listed by the contract; the good kernels conform.
+
+CaseResult check_incident(const std::string& file, const std::string& contract, const std::string& impl) {
+  CheckRequest r;
+  r.paths = {src("contracts/incidents/" + file)};
+  r.contracts = {contract};
+  r.impls = {impl};
+  r.limits.timeout_s = 120;
+  const CheckResult res = engine::run_check(r);
+  for (const auto& d : res.diagnostics) ADD_FAILURE() << d.render();
+  for (const auto& c : res.cases)
+    if (c.impl == impl && c.contract_id == contract) return c;
+  ADD_FAILURE() << impl << " was not run against " << file << " " << contract;
+  return {};
+}
+
+struct OpenclIncident {
+  const char* file;
+  const char* contract;
+  const char* impl;
+  const char* signature;  ///< the first signature as printed; "" = conforms
+};
+
+class OpenclIncidentReplay : public ::testing::TestWithParam<OpenclIncident> {};
+
+TEST_P(OpenclIncidentReplay, CaughtWithTheIncidentsSignature) {
+  KC_SKIP_WITHOUT_OPENCL();
+  const OpenclIncident& e = GetParam();
+  const CaseResult r = check_incident(e.file, e.contract, e.impl);
+  if (std::string(e.signature).empty()) {
+    EXPECT_EQ(r.verdict, Verdict::kConforming) << describe(r);
+    return;
+  }
+  EXPECT_EQ(r.verdict, Verdict::kViolation) << describe(r);
+  ASSERT_FALSE(r.signatures.empty()) << describe(r);
+  const std::string got = r.signatures.front().to_string();
+  // CONSTANT_OUTPUT carries the value written: compare the name only.
+  if (std::string(e.signature) == "CONSTANT_OUTPUT")
+    EXPECT_EQ(r.signatures.front().name, e.signature) << describe(r);
+  else
+    EXPECT_EQ(got, e.signature) << describe(r);
+  EXPECT_TRUE(r.signature_expected) << "the contract does not list " << got;
+  EXPECT_FALSE(r.repro.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Incidents, OpenclIncidentReplay,
+    ::testing::Values(
+        OpenclIncident{"INC-PRECISION-COERCION.kc", "INC-COERCE-01", "opencl.incident.matmul_fp16_saturating",
+                       "SATURATION(65504)"},
+        OpenclIncident{"INC-PRECISION-COERCION.kc", "INC-COERCE-01", "opencl.matmul_tiled", ""},
+        OpenclIncident{"INC-PRECISION-COERCION.kc", "INC-COERCE-02", "opencl.incident.matmul_tf32_inputs",
+                       "PRECISION_FINGERPRINT(tf32)"},
+        OpenclIncident{"INC-PRECISION-COERCION.kc", "INC-COERCE-02", "opencl.incident.matmul_bf16_inputs",
+                       "PRECISION_FINGERPRINT(bf16)"},
+        OpenclIncident{"INC-PRECISION-COERCION.kc", "INC-COERCE-02", "opencl.incident.matmul_fp16_inputs",
+                       "PRECISION_FINGERPRINT(fp16)"},
+        OpenclIncident{"INC-PRECISION-COERCION.kc", "INC-COERCE-02", "opencl.matmul_tiled", ""},
+        OpenclIncident{"INC-PRECISION-COERCION.kc", "INC-COERCE-02", "opencl.incident.matmul_honest", ""},
+        OpenclIncident{"INC-REWARD-HACK.kc", "INC-REWARD-01", "opencl.incident.matmul_no_write",
+                       "OUTPUT_NOT_WRITTEN"},
+        OpenclIncident{"INC-REWARD-HACK.kc", "INC-REWARD-01", "opencl.incident.matmul_constant", "CONSTANT_OUTPUT"},
+        OpenclIncident{"INC-REWARD-HACK.kc", "INC-REWARD-01", "opencl.incident.matmul_mutates_input",
+                       "INPUT_MUTATED"},
+        OpenclIncident{"INC-REWARD-HACK.kc", "INC-REWARD-01", "opencl.incident.matmul_tile16_only",
+                       "TILE_REMAINDER(16)"},
+        OpenclIncident{"INC-REWARD-HACK.kc", "INC-REWARD-01", "opencl.incident.matmul_address_cache",
+                       "STALE_OUTPUT"},
+        OpenclIncident{"INC-REWARD-HACK.kc", "INC-REWARD-01", "opencl.matmul_tiled", ""},
+        OpenclIncident{"INC-REWARD-HACK.kc", "INC-REWARD-01", "opencl.incident.matmul_honest", ""},
+        OpenclIncident{"INC-OOB.kc", "INC-OOB-01", "opencl.incident.gather_wrap",
+                       "OOB_UNDECLARED(matches none of RAISE/CLAMP/ZERO)"},
+        OpenclIncident{"INC-OOB.kc", "INC-OOB-01", "opencl.gather", ""}),
+    [](const ::testing::TestParamInfo<OpenclIncident>& p) {
+      std::string n = std::string(p.param.impl) + "_" + p.param.contract;
+      for (char& c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return n;
+    });
+
+// Broken on purpose: a check with no --impl filter leaves them out.
+TEST(OpenclIncidentReplay, LeftOutUnlessNamed) {
+  KC_SKIP_WITHOUT_OPENCL();
+  CheckRequest r;
+  r.paths = {src("contracts/incidents/INC-OOB.kc")};
+  r.backends = {"opencl"};
+  r.samples = 1;
+  r.limits.timeout_s = 120;
+  const CheckResult res = engine::run_check(r);
+  bool good_ran = false;
+  for (const auto& c : res.cases) {
+    EXPECT_FALSE(c.impl.starts_with("opencl.incident.")) << c.impl << " ran without being named";
+    good_ran = good_ran || c.impl == "opencl.gather";
+  }
+  EXPECT_TRUE(good_ran);
+}
+
 }  // namespace
 }  // namespace kc
