@@ -380,6 +380,12 @@ class BlasBackend final : public Backend {
       info.available = true;
       info.version = lib_->version();
       info.reason = "loaded from " + lib_->path();
+      if (has_core_types()) {
+        std::string cores;
+        for (const CoreType& ct : kOpenBlasCoreTypes) cores += (cores.empty() ? "" : ", ") + std::string(ct.label);
+        info.reason += "; core-type impls (sgemm/sdot_core_<type>, each a fresh copy verified in the worker, "
+                       "not applicable where the core does not read back): " + cores;
+      }
     } else {
       info.reason = error_;
     }
@@ -397,8 +403,7 @@ class BlasBackend final : public Backend {
       }
       // sgemm and sdot per core type, only for a DYNAMIC_ARCH OpenBLAS (it
       // exports openblas_get_corename and one gotoblas_<CORE> table per set).
-      if (spec_.flavor == BlasFlavor::kOpenBlas && lib_->symbol("openblas_get_corename") &&
-          lib_->symbol("gotoblas_HASWELL")) {
+      if (has_core_types()) {
         for (const CoreType& ct : kOpenBlasCoreTypes)
           for (const Routine* r : {&kRoutines[0], &kRoutines[1]})
             impls_.push_back(std::make_shared<CoreTypeImpl>(lib_, *r, ct));
@@ -408,6 +413,11 @@ class BlasBackend final : public Backend {
   }
 
  private:
+  bool has_core_types() const {
+    return lib_ && spec_.flavor == BlasFlavor::kOpenBlas && lib_->symbol("openblas_get_corename") &&
+           lib_->symbol("gotoblas_HASWELL");
+  }
+
   void load() {
     if (loaded_) return;
     loaded_ = true;
