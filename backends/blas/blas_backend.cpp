@@ -1,7 +1,10 @@
 #include "blas_backend.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -253,6 +256,115 @@ class BlasImpl final : public Impl {
 constexpr int kPinnedThreads[] = {1, 2};
 static_assert(std::string_view(kRoutines[0].suffix) == "sgemm");
 
+// --- Core-type impls: the kernel sets of a DYNAMIC_ARCH OpenBLAS as separate impls.
+//
+// OpenBLAS built with DYNAMIC_ARCH=1 (Debian's openblas-pthread is) carries one
+// kernel set per CPU family and picks one when it loads; the environment
+// variable OPENBLAS_CORETYPE overrides that choice (OpenBLAS README, "Setting
+// the number of threads using environment variables" / DYNAMIC_ARCH notes, and
+// docs/runtime_variables.md: "OPENBLAS_CORETYPE: overrides the autodetected
+// core type ... only for DYNAMIC_ARCH builds"). It is read once, at load
+// (driver/others/dynamic.c, gotoblas_dynamic_init), so each core type needs its
+// own copy of the library: in the worker that runs the impl we dlmopen a fresh
+// copy into a new link-map namespace with the variable set, and read back
+// openblas_get_corename() before trusting it. OpenBLAS falls back to another
+// kernel set when the CPU lacks what the forced one needs (dynamic.c checks
+// support_avx2 / support_avx512 / support_amx_bf16), so a core type that does
+// not read back as requested is reported not applicable, never run as if it were.
+
+struct CoreType {
+  const char* label;     ///< impl name part: openblas.sgemm_core_<label>
+  const char* coretype;  ///< OPENBLAS_CORETYPE value; corename reads back the same, any case
+  const char* isa;       ///< what the kernels need, for the description
+};
+
+constexpr CoreType kOpenBlasCoreTypes[] = {
+    {"prescott", "PRESCOTT", "SSE3 (the generic x86_64 kernels)"},
+    {"sandybridge", "SANDYBRIDGE", "AVX"},
+    {"haswell", "HASWELL", "AVX2 + FMA3"},
+    {"zen", "ZEN", "AVX2 + FMA3 (AMD Zen tuning)"},
+    {"skylakex", "SKYLAKEX", "AVX-512 F/CD/BW/DQ/VL"},
+    {"sapphirerapids", "SAPPHIRERAPIDS", "AVX-512 + AMX-BF16 / AVX512-FP16"},
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// One fresh copy of the library per core type per process, loaded on first use.
+struct FreshCopy {
+  std::shared_ptr<const BlasLibrary> lib;
+  std::string error;  ///< why there is no usable copy
+};
+
+const FreshCopy& fresh_copy(const BlasLibrary& base, const CoreType& ct) {
+  static std::mutex mu;
+  static std::map<std::string, FreshCopy> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string key = base.path() + "|" + ct.coretype;
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  FreshCopy copy;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // The sanitizer runtimes interpose malloc & co. in the base namespace only; a
+  // library copy in another namespace would mix allocators.
+  copy.error = "core-type impls are disabled in sanitizer builds (dlmopen namespaces are not "
+               "supported by ASan/TSan)";
+#else
+  auto lib = BlasLibrary::open_fresh(base.spec(), base.path(), "OPENBLAS_CORETYPE", ct.coretype);
+  if (!lib.ok()) {
+    copy.error = lib.status().message() + " (each core type needs its own namespace)";
+  } else {
+    const std::string got = lib.value()->core_name();
+    if (lower(got) != lower(ct.coretype)) {
+      copy.error = std::string("OPENBLAS_CORETYPE=") + ct.coretype + " was not honoured: " +
+                   "the fresh copy runs core '" + got + "' (this CPU lacks " + ct.isa +
+                   ", or the library has no such kernel set)";
+    } else {
+      copy.lib = std::move(lib).value();
+    }
+  }
+#endif
+  return cache.emplace(key, std::move(copy)).first->second;
+}
+
+class CoreTypeImpl final : public Impl {
+ public:
+  CoreTypeImpl(std::shared_ptr<const BlasLibrary> base, const Routine& routine, const CoreType& ct)
+      : base_(std::move(base)), run_(routine.run), ct_(ct) {
+    const BlasLibrarySpec& spec = base_->spec();
+    decl_.name = spec.name + "." + routine.suffix + "_core_" + ct.label;
+    decl_.op = routine.op;
+    decl_.backend = spec.name;
+    decl_.dtypes = {DType::kF32};
+    decl_.accumulator = DType::kF32;  // single precision SIMD accumulators, as above
+    decl_.determinism = spec.determinism;
+    decl_.nan = NanPolicy::kIeeePropagate;
+    decl_.denormal = DenormalPolicy::kIeee;
+    decl_.source = spec.source +
+                   "; OpenBLAS docs/runtime_variables.md and README (OPENBLAS_CORETYPE overrides "
+                   "the DYNAMIC_ARCH core type, read at load in driver/others/dynamic.c)";
+    decl_.description = std::string(routine.description) + " — " + spec.description +
+                        ", kernels forced to OPENBLAS_CORETYPE=" + ct.coretype + " (needs " +
+                        ct.isa + ")";
+    decl_.extra["coretype"] = ct.coretype;
+  }
+
+  const Declaration& declaration() const override { return decl_; }
+
+  Status run(Call& call) const override {
+    const FreshCopy& copy = fresh_copy(*base_, ct_);
+    if (!copy.lib) return unimplemented(decl_.name + ": " + copy.error);
+    return run_(*copy.lib, call);
+  }
+
+ private:
+  std::shared_ptr<const BlasLibrary> base_;
+  RunFn run_;
+  CoreType ct_;
+  Declaration decl_;
+};
+
 class BlasBackend final : public Backend {
  public:
   explicit BlasBackend(BlasLibrarySpec spec) : spec_(std::move(spec)) {}
@@ -268,6 +380,12 @@ class BlasBackend final : public Backend {
       info.available = true;
       info.version = lib_->version();
       info.reason = "loaded from " + lib_->path();
+      if (has_core_types()) {
+        std::string cores;
+        for (const CoreType& ct : kOpenBlasCoreTypes) cores += (cores.empty() ? "" : ", ") + std::string(ct.label);
+        info.reason += "; core-type impls (sgemm/sdot_core_<type>, each a fresh copy verified in the worker, "
+                       "not applicable where the core does not read back): " + cores;
+      }
     } else {
       info.reason = error_;
     }
@@ -283,11 +401,23 @@ class BlasBackend final : public Backend {
         for (int t : kPinnedThreads)
           impls_.push_back(std::make_shared<BlasImpl>(lib_, kRoutines[0], t));
       }
+      // sgemm and sdot per core type, only for a DYNAMIC_ARCH OpenBLAS (it
+      // exports openblas_get_corename and one gotoblas_<CORE> table per set).
+      if (has_core_types()) {
+        for (const CoreType& ct : kOpenBlasCoreTypes)
+          for (const Routine* r : {&kRoutines[0], &kRoutines[1]})
+            impls_.push_back(std::make_shared<CoreTypeImpl>(lib_, *r, ct));
+      }
     }
     return impls_;
   }
 
  private:
+  bool has_core_types() const {
+    return lib_ && spec_.flavor == BlasFlavor::kOpenBlas && lib_->symbol("openblas_get_corename") &&
+           lib_->symbol("gotoblas_HASWELL");
+  }
+
   void load() {
     if (loaded_) return;
     loaded_ = true;

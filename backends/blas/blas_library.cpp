@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 namespace kc::backends {
 
@@ -52,38 +53,71 @@ Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::open(const BlasLibrarySp
       tried += dl_error_text();
       continue;
     }
-    std::shared_ptr<BlasLibrary> lib(new BlasLibrary());
-    lib->spec_ = spec;
-    lib->path_ = path;
-    lib->handle_ = handle;
-    lib->sgemm = lookup<SgemmFn>(handle, "sgemm_");
-    lib->sdot = lookup<SdotFn>(handle, "sdot_");
-    lib->sasum = lookup<SasumFn>(handle, "sasum_");
-    lib->snrm2 = lookup<Snrm2Fn>(handle, "snrm2_");
-    lib->sscal = lookup<SscalFn>(handle, "sscal_");
-    lib->isamax = lookup<IsamaxFn>(handle, "isamax_");
-    if (!lib->sgemm || !lib->sdot || !lib->sasum || !lib->snrm2 || !lib->sscal || !lib->isamax) {
-      tried += path +
-               ": missing a Fortran BLAS symbol (sgemm_, sdot_, sasum_, snrm2_, sscal_, "
-               "isamax_)";
-      // Not a BLAS for us; nothing of it has run yet, so unloading is safe.
-      dlclose(handle);
-      continue;
-    }
-    if (spec.flavor == BlasFlavor::kOpenBlas) {
-      lib->set_threads_ = dlsym(handle, "openblas_set_num_threads");
-      lib->get_threads_ = dlsym(handle, "openblas_get_num_threads");
-    } else if (spec.flavor == BlasFlavor::kBlis) {
-      lib->set_threads_ = dlsym(handle, "bli_thread_set_num_threads");
-      lib->get_threads_ = dlsym(handle, "bli_thread_get_num_threads");
-    }
-    lib->version_ = lib->describe_version();
-    // The handle is never dlclose'd: OpenBLAS and BLIS start thread pools whose
-    // teardown runs from the library's destructors, and unloading while another
-    // backend's impl may still run is not worth the address space we would save.
-    return std::shared_ptr<const BlasLibrary>(std::move(lib));
+    auto lib = adopt(spec, path, handle);
+    if (lib.ok()) return lib;
+    tried += lib.status().message();
   }
   return unavailable("tried " + (tried.empty() ? std::string("no paths") : tried));
+}
+
+Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::adopt(const BlasLibrarySpec& spec,
+                                                               const std::string& path,
+                                                               void* handle) {
+  std::shared_ptr<BlasLibrary> lib(new BlasLibrary());
+  lib->spec_ = spec;
+  lib->path_ = path;
+  lib->handle_ = handle;
+  lib->sgemm = lookup<SgemmFn>(handle, "sgemm_");
+  lib->sdot = lookup<SdotFn>(handle, "sdot_");
+  lib->sasum = lookup<SasumFn>(handle, "sasum_");
+  lib->snrm2 = lookup<Snrm2Fn>(handle, "snrm2_");
+  lib->sscal = lookup<SscalFn>(handle, "sscal_");
+  lib->isamax = lookup<IsamaxFn>(handle, "isamax_");
+  if (!lib->sgemm || !lib->sdot || !lib->sasum || !lib->snrm2 || !lib->sscal || !lib->isamax) {
+    // Not a BLAS for us; nothing of it has run yet, so unloading is safe.
+    dlclose(handle);
+    return unavailable(path +
+                       ": missing a Fortran BLAS symbol (sgemm_, sdot_, sasum_, snrm2_, sscal_, "
+                       "isamax_)");
+  }
+  if (spec.flavor == BlasFlavor::kOpenBlas) {
+    lib->set_threads_ = dlsym(handle, "openblas_set_num_threads");
+    lib->get_threads_ = dlsym(handle, "openblas_get_num_threads");
+  } else if (spec.flavor == BlasFlavor::kBlis) {
+    lib->set_threads_ = dlsym(handle, "bli_thread_set_num_threads");
+    lib->get_threads_ = dlsym(handle, "bli_thread_get_num_threads");
+  }
+  lib->version_ = lib->describe_version();
+  // The handle is never dlclose'd: OpenBLAS and BLIS start thread pools whose
+  // teardown runs from the library's destructors, and unloading while another
+  // backend's impl may still run is not worth the address space we would save.
+  return std::shared_ptr<const BlasLibrary>(std::move(lib));
+}
+
+Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::open_fresh(const BlasLibrarySpec& spec,
+                                                                   const std::string& path,
+                                                                   const std::string& var,
+                                                                   const std::string& value) {
+  const char* old = std::getenv(var.c_str());
+  const std::optional<std::string> previous =
+      old ? std::optional<std::string>(old) : std::nullopt;
+  setenv(var.c_str(), value.c_str(), 1);
+  // A new namespace gets its own copy of the library and of its dependencies
+  // (libgfortran, libgomp), whose constructors run now and read `var`.
+  void* handle = dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const std::string error = handle ? std::string() : dl_error_text();
+  if (previous) {
+    setenv(var.c_str(), previous->c_str(), 1);
+  } else {
+    unsetenv(var.c_str());
+  }
+  if (!handle) return unavailable("dlmopen(LM_ID_NEWLM, " + path + ") failed: " + error);
+  return adopt(spec, path, handle);
+}
+
+std::string BlasLibrary::core_name() const {
+  if (spec_.flavor != BlasFlavor::kOpenBlas) return "";
+  return trim(call_string_fn(handle_, "openblas_get_corename"));
 }
 
 void* BlasLibrary::symbol(const char* name) const { return dlsym(handle_, name); }

@@ -59,6 +59,21 @@ class BlasLibrary {
   /// path tried with its dlerror() text.
   static Result<std::shared_ptr<const BlasLibrary>> open(const BlasLibrarySpec& spec);
 
+  /// Loads a second, private copy of the library at `path` into a new link-map
+  /// namespace (dlmopen(LM_ID_NEWLM)) with the environment variable `var` set to
+  /// `value` while it initialises, then restores the variable. A fresh copy runs
+  /// its constructors again, so knobs read once at load (OPENBLAS_CORETYPE) take
+  /// effect. kUnavailable when dlmopen refuses (glibc allows only a few
+  /// namespaces per process) or a symbol is missing.
+  static Result<std::shared_ptr<const BlasLibrary>> open_fresh(const BlasLibrarySpec& spec,
+                                                               const std::string& path,
+                                                               const std::string& var,
+                                                               const std::string& value);
+
+  /// openblas_get_corename(): the kernel set this copy dispatches to ("Haswell");
+  /// empty for other libraries.
+  std::string core_name() const;
+
   const BlasLibrarySpec& spec() const { return spec_; }
   const std::string& path() const { return path_; }  ///< the path dlopen accepted
   const std::string& version() const { return version_; }
@@ -83,6 +98,10 @@ class BlasLibrary {
 
  private:
   BlasLibrary() = default;
+  /// Resolves the entry points of an opened handle; kUnavailable (and the
+  /// handle closed) when a required symbol is missing.
+  static Result<std::shared_ptr<const BlasLibrary>> adopt(const BlasLibrarySpec& spec,
+                                                          const std::string& path, void* handle);
   std::string describe_version() const;
 
   BlasLibrarySpec spec_;

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,8 @@
 #include "../../../backends/blas/blas_library.h"
 #include "backend_test_util.h"
 #include "kc/backend.h"
+#include "kc/engine.h"
+#include "kc/isolate.h"
 
 namespace kc {
 namespace {
@@ -436,6 +439,102 @@ TEST(BlasLibrary, EnvironmentOverrideReplacesTheCandidates) {
   EXPECT_NE(lib.status().message().find("libblas-override.so"), std::string::npos);
   EXPECT_EQ(lib.status().message().find("blas/libblas.so.3"), std::string::npos)
       << "the override must replace the default paths, not add to them";
+}
+
+// --- OpenBLAS core types as impls (openblas.<routine>_core_<type>).
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+#define KC_SKIP_CORE_TYPES_IF_UNSUPPORTED()                                                       \
+  do {                                                                                            \
+    if (kSanitized) GTEST_SKIP() << "core-type impls are disabled in sanitizer builds (dlmopen)"; \
+    if (!registry().find_impl("openblas.sgemm_core_prescott"))                                    \
+      GTEST_SKIP() << "no DYNAMIC_ARCH OpenBLAS here: " << backend_test::backend_info("openblas").reason; \
+  } while (0)
+
+// The copy loaded with OPENBLAS_CORETYPE set really runs that kernel set:
+// openblas_get_corename() of the fresh copy reads it back, and the copy is a
+// second instance (its sgemm_ is not the one the base handle resolves).
+TEST(OpenBlasCoreType, FreshCopyReadsBackTheRequestedCore) {
+  KC_SKIP_CORE_TYPES_IF_UNSUPPORTED();
+  auto base = backends::BlasLibrary::open(backends::openblas_spec());
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  const char* before = std::getenv("OPENBLAS_CORETYPE");
+  for (const char* core : {"PRESCOTT", "SANDYBRIDGE"}) {
+    auto fresh = backends::BlasLibrary::open_fresh(backends::openblas_spec(), (*base)->path(),
+                                                   "OPENBLAS_CORETYPE", core);
+    ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+    const std::string got = (*fresh)->core_name();
+    std::printf("[ measured ] OPENBLAS_CORETYPE=%s -> openblas_get_corename() = %s (base: %s)\n", core,
+                got.c_str(), (*base)->core_name().c_str());
+    std::string want = core;
+    for (char& c : want) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string got_lower = got;
+    for (char& c : got_lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(got_lower, want);
+    EXPECT_NE(reinterpret_cast<void*>((*fresh)->sgemm), reinterpret_cast<void*>((*base)->sgemm));
+  }
+  // The variable is only set while the copy initialises.
+  EXPECT_EQ(std::getenv("OPENBLAS_CORETYPE") == nullptr, before == nullptr);
+}
+
+// The same read-back happens inside the impl, in the worker that runs it: an
+// impl for a core type this CPU cannot run comes back not applicable, with the
+// core that did run named in the reason, in both isolation modes.
+TEST(OpenBlasCoreType, UnsupportedCoreIsNotApplicableWithTheReason) {
+  KC_SKIP_CORE_TYPES_IF_UNSUPPORTED();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16") &&
+      __builtin_cpu_supports("amx-bf16")) {
+    GTEST_SKIP() << "this CPU may run SAPPHIRERAPIDS kernels";
+  }
+  for (isolate::Mode mode : {isolate::Mode::kProcess, isolate::Mode::kNone}) {
+    engine::CheckRequest request;
+    request.paths = {std::string(KC_SOURCE_DIR) + "/contracts/blas/KC-GEMM-01.kc"};
+    request.contracts = {"KC-GEMM-01"};
+    request.impls = {"openblas.sgemm_core_sapphirerapids"};
+    request.samples = 1;
+    request.isolation = mode;
+    const engine::CheckResult r = engine::run_check(request, registry());
+    ASSERT_EQ(r.cases.size(), 1u);
+    const engine::CaseResult& c = r.cases[0];
+    EXPECT_EQ(c.verdict, engine::Verdict::kNotApplicable) << backend_test::describe(c);
+    EXPECT_NE(c.reason.find("OPENBLAS_CORETYPE=SAPPHIRERAPIDS was not honoured"), std::string::npos)
+        << c.reason;
+    EXPECT_NE(c.reason.find("runs core '"), std::string::npos) << c.reason;
+  }
+}
+
+// Smoke conformance of forced kernel sets against the suite's GEMM contract,
+// in worker processes (each worker loads its own copy) and in-process.
+TEST(OpenBlasCoreType, ForcedCoresConformToGemmContract) {
+  KC_SKIP_CORE_TYPES_IF_UNSUPPORTED();
+  for (const char* impl : {"openblas.sgemm_core_prescott", "openblas.sgemm_core_haswell"}) {
+    backend_test::expect_conforming(
+        backend_test::check_file("contracts/blas/KC-GEMM-01.kc", "KC-GEMM-01", impl));
+  }
+  engine::CheckRequest request;
+  request.paths = {std::string(KC_SOURCE_DIR) + "/contracts/blas/KC-GEMM-01.kc"};
+  request.contracts = {"KC-GEMM-01"};
+  request.impls = {"openblas.sgemm_core_sandybridge"};
+  request.samples = 1;
+  request.isolation = isolate::Mode::kNone;
+  const engine::CheckResult r = engine::run_check(request, registry());
+  ASSERT_EQ(r.cases.size(), 1u);
+  backend_test::expect_conforming(r.cases[0]);
+}
+
+// Each core-type impl names its kernel set and cites where the knob is documented.
+TEST(OpenBlasCoreType, DeclaresItsCoreType) {
+  KC_SKIP_CORE_TYPES_IF_UNSUPPORTED();
+  auto impl = registry().find_impl("openblas.sdot_core_haswell");
+  ASSERT_NE(impl, nullptr);
+  EXPECT_EQ(impl->declaration().extra.at("coretype"), "HASWELL");
+  EXPECT_EQ(impl->declaration().op, "dot");
+  EXPECT_NE(impl->declaration().source.find("OPENBLAS_CORETYPE"), std::string::npos);
 }
 
 }  // namespace
