@@ -275,10 +275,12 @@ TEST(CliVet, OpenclKernelFilesAreBuiltGradedAndCaught) {
   EXPECT_TRUE(std::filesystem::exists(good + "/report.json"));
 
   const std::string bad = temp_dir("vet_cl_bad");
+  // C-CMP-03 interleaves tile multiples with tile + 1 sizes: there the dropped remainder is named.
   r = kc("vet " + src("examples/vet/tiled_matmul_remainder_bug.cl") + " " + src("contracts/blas/KC-GEMM-01.kc") +
-         " --out " + bad + " --no-color");
+         " " + src("contracts/classes/C-CMP-03.kc") + " --out " + bad + " --no-color");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("TILE_REMAINDER"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("C-CMP-03 × tiled_matmul_remainder_bug.matmul: TILE_REMAINDER(16)"), std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find("openblas."), std::string::npos) << r.out;  // only the file's impls
 
   const std::string file = bad + "/broken.cl";
