@@ -59,6 +59,15 @@ struct SumArgs {
 };
 Result<SumArgs> sum_args(const Call& call);
 
+/// gather's problem read from a call: n FP32 rows of `dim` columns picked from
+/// `table` (rows x dim, leading dimension ldt) by the I64 `index` (stride inc)
+/// into `out` (leading dimension ldo).
+struct GatherArgs {
+  std::int64_t rows = 0, inc64 = 1;
+  int n = 0, dim = 0, inc = 1, ldt = 1, ldo = 1;
+};
+Result<GatherArgs> gather_args(const Call& call);
+
 /// A row-wise op's problem (softmax, log_softmax) read from a call: FP32
 /// x -> y, both rows x cols with unit inner stride.
 struct RowsArgs {

@@ -162,22 +162,10 @@ Status run_address_cache(Call& call) {
 }
 
 Status run_gather_wrap(Call& call) {
-  KC_RETURN_IF_ERROR(check_dtype(call, "table", DType::kF32));
-  KC_RETURN_IF_ERROR(check_dtype(call, "index", DType::kI64));
-  KC_RETURN_IF_ERROR(check_dtype(call, "out", DType::kF32));
-  const Tensor& table = call.t("table");
-  const Tensor& index = call.t("index");
-  if (table.rank() != 2) return invalid_argument("table must be rank 2 {rows, dim}");
-  const std::int64_t rows = table.dim(0);
-  if (rows == 0) return unimplemented("gather_wrap needs a non-empty table");
-  KC_ASSIGN_OR_RETURN(std::int64_t inc64, vector_inc(index, "index"));
-  KC_ASSIGN_OR_RETURN(int n, to_int(index.dim(0), "n"));
-  KC_ASSIGN_OR_RETURN(int dim, to_int(table.dim(1), "dim"));
-  KC_ASSIGN_OR_RETURN(std::int64_t ldt64, leading_dim(table, "table", rows, dim));
-  KC_ASSIGN_OR_RETURN(std::int64_t ldo64, leading_dim(call.t("out"), "out", n, dim));
-  KC_ASSIGN_OR_RETURN(int inc, to_int(inc64, "index stride"));
-  KC_ASSIGN_OR_RETURN(int ldt, to_int(ldt64, "ldt"));
-  KC_ASSIGN_OR_RETURN(int ldo, to_int(ldo64, "ldo"));
+  KC_ASSIGN_OR_RETURN(const GatherArgs a, gather_args(call));
+  if (a.rows == 0) return unimplemented("gather_wrap needs a non-empty table");
+  const std::int64_t rows = a.rows;
+  const int n = a.n, dim = a.dim, inc = a.inc, ldt = a.ldt, ldo = a.ldo;
   KC_ASSIGN_OR_RETURN(Runtime * rt, Runtime::get());
   KC_ASSIGN_OR_RETURN(cl_kernel k, rt->kernel(incident_source(), "", "kc_incident_gather_wrap"));
   std::vector<DeviceTensor> dev;

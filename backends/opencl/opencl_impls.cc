@@ -134,6 +134,26 @@ Result<SumArgs> sum_args(const Call& call) {
   return r;
 }
 
+Result<GatherArgs> gather_args(const Call& call) {
+  KC_RETURN_IF_ERROR(check_dtype(call, "table", DType::kF32));
+  KC_RETURN_IF_ERROR(check_dtype(call, "index", DType::kI64));
+  KC_RETURN_IF_ERROR(check_dtype(call, "out", DType::kF32));
+  const Tensor& table = call.t("table");
+  const Tensor& index = call.t("index");
+  if (table.rank() != 2) return invalid_argument("table must be rank 2 {rows, dim}");
+  GatherArgs a;
+  a.rows = table.dim(0);
+  KC_ASSIGN_OR_RETURN(a.inc64, vector_inc(index, "index"));
+  KC_ASSIGN_OR_RETURN(a.n, to_int(index.dim(0), "n"));
+  KC_ASSIGN_OR_RETURN(a.dim, to_int(table.dim(1), "dim"));
+  KC_ASSIGN_OR_RETURN(std::int64_t ldt64, leading_dim(table, "table", a.rows, a.dim));
+  KC_ASSIGN_OR_RETURN(std::int64_t ldo64, leading_dim(call.t("out"), "out", a.n, a.dim));
+  KC_ASSIGN_OR_RETURN(a.inc, to_int(a.inc64, "index stride"));
+  KC_ASSIGN_OR_RETURN(a.ldt, to_int(ldt64, "ldt"));
+  KC_ASSIGN_OR_RETURN(a.ldo, to_int(ldo64, "ldo"));
+  return a;
+}
+
 Result<RowsArgs> rows_args(const Call& call) {
   KC_RETURN_IF_ERROR(check_dtype(call, "x", DType::kF32));
   KC_RETURN_IF_ERROR(check_dtype(call, "y", DType::kF32));
@@ -317,22 +337,12 @@ Status run_softmax(const Variant& v, bool log_out, Call& call) {
 
 // --- gather.
 
+
 Status run_gather(const Variant& v, Call& call) {
-  KC_RETURN_IF_ERROR(check_dtype(call, "table", DType::kF32));
-  KC_RETURN_IF_ERROR(check_dtype(call, "index", DType::kI64));
-  KC_RETURN_IF_ERROR(check_dtype(call, "out", DType::kF32));
-  const Tensor& table = call.t("table");
+  KC_ASSIGN_OR_RETURN(const GatherArgs a, gather_args(call));
   const Tensor& index = call.t("index");
-  if (table.rank() != 2) return invalid_argument("table must be rank 2 {rows, dim}");
-  const std::int64_t rows = table.dim(0);
-  KC_ASSIGN_OR_RETURN(std::int64_t inc64, vector_inc(index, "index"));
-  KC_ASSIGN_OR_RETURN(int n, to_int(index.dim(0), "n"));
-  KC_ASSIGN_OR_RETURN(int dim, to_int(table.dim(1), "dim"));
-  KC_ASSIGN_OR_RETURN(std::int64_t ldt64, leading_dim(table, "table", rows, dim));
-  KC_ASSIGN_OR_RETURN(std::int64_t ldo64, leading_dim(call.t("out"), "out", n, dim));
-  KC_ASSIGN_OR_RETURN(int inc, to_int(inc64, "index stride"));
-  KC_ASSIGN_OR_RETURN(int ldt, to_int(ldt64, "ldt"));
-  KC_ASSIGN_OR_RETURN(int ldo, to_int(ldo64, "ldo"));
+  const std::int64_t rows = a.rows, inc64 = a.inc64;
+  const int n = a.n, dim = a.dim, inc = a.inc, ldt = a.ldt, ldo = a.ldo;
   KC_ASSIGN_OR_RETURN(Runtime * rt, Runtime::get());
   KC_ASSIGN_OR_RETURN(cl_kernel k, rt->kernel(common_source(), v.options, "kc_gather"));
   std::vector<DeviceTensor> dev;
