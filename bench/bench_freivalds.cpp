@@ -10,8 +10,11 @@
 //              A B and for |A||B|, every element judged against its bound
 //   read       the memory floor: reading A, B and C once (a vectorised sum)
 // Each figure is the best of a few runs; both the checks and sgemm use every core.
+// A second table, at the largest n, times the fast check for k in {1, 3, 10}
+// with the AVX2 kernels and with the widest vectors the CPU has (AVX-512 where
+// present), interleaved run by run, against the same sgemm and read floor.
 //
-// usage: kc_bench_freivalds [--max-n N] [--probes K] [--samples S]
+// usage: kc_bench_freivalds [--min-n N] [--max-n N] [--probes K] [--samples S]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -88,19 +91,73 @@ double full_check(kc::bench::DgemmFn dgemm, std::int64_t n, const std::vector<fl
   return worst;
 }
 
+/// The fast check at one n for k in {1, 3, 10} probes, AVX2 kernels against the
+/// widest the CPU has, interleaved run by run so that every row sees the same machine.
+void probes_and_vectors(const kc::backends::BlasLibrary& lib, std::int64_t n, std::int64_t samples, int threads) {
+  const std::size_t nn = static_cast<std::size_t>(n * n);
+  std::vector<float> a(nn), b(nn), c(nn);
+  kc::bench::fill_uniform(a, 1 + static_cast<std::uint64_t>(n));
+  kc::bench::fill_uniform(b, 2 + static_cast<std::uint64_t>(n));
+  struct Row {
+    int probes, bits;
+    double best = 1e30;
+    bool pass = true;
+  };
+  std::vector<Row> rows;
+  for (int k : {1, 3, 10})
+    for (int bits : {256, 0}) rows.push_back({k, bits});
+  double t_gemm = 1e30, t_read = 1e30;
+  volatile double sink = 0;
+  for (int r = 0; r < 3; ++r) {
+    auto t0 = Clock::now();
+    kc::bench::sgemm_rowmajor(lib, n, n, n, a.data(), b.data(), c.data());
+    t_gemm = std::min(t_gemm, seconds_since(t0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    t0 = Clock::now();
+    sink = sink + read_once({&a, &b, &c}, threads);
+    t_read = std::min(t_read, seconds_since(t0));
+    kc::verify::GemmProblem p;
+    p.m = p.n = p.k = n;
+    p.a = {a.data(), n, n, n};
+    p.b = {b.data(), n, n, n};
+    p.c = {c.data(), n, n, n};
+    for (Row& row : rows) {
+      kc::verify::Options o;
+      o.probes = row.probes;
+      o.samples = samples;
+      o.threads = threads;
+      o.vector_bits = row.bits;
+      o.seed = static_cast<std::uint64_t>(r + 1);
+      t0 = Clock::now();
+      auto v = kc::verify::verify_gemm(p, o);
+      row.best = std::min(row.best, seconds_since(t0));
+      row.pass = row.pass && v.ok() && v->pass;
+    }
+  }
+  std::printf("\nfast check at n = %lld by probes and vector width (best of 3; sgemm %.2f ms, read %.3f ms; "
+              "+ %lld sampled elements)\n",
+              static_cast<long long>(n), t_gemm * 1e3, t_read * 1e3, static_cast<long long>(samples));
+  std::printf("%8s %9s %11s %11s %11s\n", "probes", "vectors", "check ms", "check/gemm", "check/read");
+  for (const Row& row : rows)
+    std::printf("%8d %9s %11.3f %10.2f%% %10.2fx%s\n", row.probes, row.bits == 256 ? "avx2" : "widest",
+                row.best * 1e3, 100 * row.best / t_gemm, row.best / t_read,
+                row.pass ? "" : "  (FAILED an honest sgemm)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t max_n = 4096;
+  std::int64_t min_n = 256, max_n = 4096;
   int probes = 10;
   std::int64_t samples = 64;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string f = argv[i];
     if (f == "--max-n") max_n = std::atoll(argv[i + 1]);
+    else if (f == "--min-n") min_n = std::atoll(argv[i + 1]);
     else if (f == "--probes") probes = std::atoi(argv[i + 1]);
     else if (f == "--samples") samples = std::atoll(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: kc_bench_freivalds [--max-n N] [--probes K] [--samples S]\n");
+      std::fprintf(stderr, "usage: kc_bench_freivalds [--min-n N] [--max-n N] [--probes K] [--samples S]\n");
       return 2;
     }
   }
@@ -114,7 +171,9 @@ int main(int argc, char** argv) {
   std::printf("times in ms, best of the runs shown; ratios are check time / sgemm time and check time / read time\n\n");
   std::printf("%6s %4s %10s %8s %9s %10s %10s %8s | %10s %10s %8s | %9s %9s\n", "n", "runs", "sgemm", "GFLOP/s",
               "fast", "freivalds", "full", "read", "fast/gemm", "full/gemm", "frv/gemm", "fast/read", "frv/read");
-  for (std::int64_t n = 256; n <= max_n; n *= 2) {
+  std::int64_t last_n = 0;
+  for (std::int64_t n = min_n; n <= max_n; n *= 2) {
+    last_n = n;
     const std::size_t nn = static_cast<std::size_t>(n * n);
     std::vector<float> a(nn), b(nn), c(nn);
     kc::bench::fill_uniform(a, 1 + static_cast<std::uint64_t>(n));
@@ -177,5 +236,6 @@ int main(int argc, char** argv) {
     (void)fast_ratio;
     (void)full_ratio;
   }
+  if (last_n > 0) probes_and_vectors(*lib, last_n, samples, threads);
   return 0;
 }

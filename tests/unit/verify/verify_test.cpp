@@ -323,43 +323,60 @@ TEST(ThinPass, MatchesNaiveProductsInBothForms) {
 // gamma_r(u32) |row||v32| of the exact one, r = kFp32Roundings (the term
 // freivalds.cpp adds to its bound), for lengths around the block size and
 // rows with huge and tiny entries; and it is only taken where it exists.
+// Both widths of the FP32 block kernels (AVX2: 8 lanes; AVX-512: 16 lanes,
+// where the CPU has it) keep the signed sums within kFp32Roundings roundings
+// and the FP32 magnitude product within cols + 16 roundings of u32.
 TEST(ThinPass, Fp32BlocksStayWithinTheirRoundingBound) {
   const double gr = gamma(detail::kFp32Roundings, DType::kF32);
-  for (const std::int64_t cols : {std::int64_t{8}, std::int64_t{127}, std::int64_t{128}, std::int64_t{300},
-                                  std::int64_t{1031}}) {
-    const std::int64_t rows = 37, nv = 7;
-    Rng rng(static_cast<std::uint64_t>(cols));
-    std::vector<float> data(static_cast<std::size_t>(rows * cols));
-    for (auto& v : data) v = static_cast<float>(rng.normal() * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-20, 20))));
-    const MatrixRef m{data.data(), rows, cols, cols};
-    const std::int64_t ldv = detail::padded_stride(cols), ldo = detail::padded_stride(rows);
-    std::vector<double> v(static_cast<std::size_t>(nv * ldv), 0.0);
-    for (auto& e : v) e = rng.normal();
-    const std::vector<float> vf(v.begin(), v.end());
-    std::vector<double> out(static_cast<std::size_t>(nv * ldo), -1.0);
-    detail::ThinPass ps;
-    ps.m = &m;
-    ps.v = v.data();
-    ps.vf = vf.data();
-    ps.nv = static_cast<int>(nv);
-    ps.ldv = ldv;
-    ps.out = out.data();
-    ps.ldo = ldo;
-    ps.threads = 2;
-    const bool took = detail::thin_pass(ps);
-    EXPECT_EQ(took, detail::fp32_blocks_available());
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (std::int64_t p = 0; p < nv; ++p) {
-        double ref = 0, scale = 0;  // against the FP32 probe: v's own rounding is charged separately
-        for (std::int64_t j = 0; j < cols; ++j) {
-          const double t = static_cast<double>(data[i * cols + j]) * static_cast<double>(vf[p * ldv + j]);
-          ref += t;
-          scale += std::fabs(t);
+  for (const bool wide : {false, true})
+    for (const std::int64_t cols : {std::int64_t{8}, std::int64_t{127}, std::int64_t{128}, std::int64_t{300},
+                                    std::int64_t{1031}}) {
+      const std::int64_t rows = 37, nv = 7;
+      Rng rng(static_cast<std::uint64_t>(cols));
+      std::vector<float> data(static_cast<std::size_t>(rows * cols));
+      for (auto& v : data)
+        v = static_cast<float>(rng.normal() * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-20, 20))));
+      const MatrixRef m{data.data(), rows, cols, cols};
+      const std::int64_t ldv = detail::padded_stride(cols), ldo = detail::padded_stride(rows);
+      std::vector<double> v(static_cast<std::size_t>(nv * ldv), 0.0);
+      for (auto& e : v) e = rng.normal();
+      const std::vector<float> vf(v.begin(), v.end());
+      std::vector<float> wa(static_cast<std::size_t>(cols));
+      for (auto& e : wa) e = static_cast<float>(rng.uniform());
+      std::vector<double> out(static_cast<std::size_t>(nv * ldo), -1.0);
+      std::vector<float> mag(static_cast<std::size_t>(rows), -1.0f);
+      detail::ThinPass ps;
+      ps.m = &m;
+      ps.v = v.data();
+      ps.vf = vf.data();
+      ps.nv = static_cast<int>(nv);
+      ps.ldv = ldv;
+      ps.out = out.data();
+      ps.ldo = ldo;
+      ps.wa = wa.data();
+      ps.mag = mag.data();
+      ps.threads = 2;
+      ps.allow_avx512 = wide;
+      const bool took = detail::thin_pass(ps);
+      EXPECT_EQ(took, detail::fp32_blocks_available());
+      const double gm = gamma(static_cast<double>(cols) + 16, DType::kF32);
+      for (std::int64_t i = 0; i < rows; ++i) {
+        double mref = 0;
+        for (std::int64_t j = 0; j < cols; ++j)
+          mref += std::fabs(static_cast<double>(data[i * cols + j])) * static_cast<double>(wa[j]);
+        ASSERT_LE(std::fabs(static_cast<double>(mag[i]) - mref), gm * mref) << "cols " << cols << " row " << i;
+        for (std::int64_t p = 0; p < nv; ++p) {
+          double ref = 0, scale = 0;  // against the FP32 probe: v's own rounding is charged separately
+          for (std::int64_t j = 0; j < cols; ++j) {
+            const double t = static_cast<double>(data[i * cols + j]) * static_cast<double>(vf[p * ldv + j]);
+            ref += t;
+            scale += std::fabs(t);
+          }
+          ASSERT_LE(std::fabs(out[p * ldo + i] - ref), (took ? gr : 0) * scale + 1e-13 * scale)
+              << (wide ? "512-bit" : "256-bit") << " cols " << cols << " row " << i << " probe " << p;
         }
-        ASSERT_LE(std::fabs(out[p * ldo + i] - ref), (took ? gr : 0) * scale + 1e-13 * scale)
-            << "cols " << cols << " row " << i << " probe " << p;
       }
-  }
+    }
 }
 
 // FP32 magnitude sums that overflow (|C| row sums past 3.4e38 on a finite C)
