@@ -149,18 +149,26 @@ KC_INLINE void dot_tile32(const float* const* rows, const float* const* vs, std:
     for (int p = 0; p < P; ++p) acc[r * lda + p] += widen_sum<L>(a[r][p]);
 }
 
+/// The last rem < P probes of a row group: the tile of exactly rem probes.
+template <int L, int R, int P>
+KC_INLINE void dot_rest32(int rem, const float* const* rows, const float* const* vs, std::int64_t lenL, V4* acc,
+                          int lda) {
+  if constexpr (P > 0) {
+    if (rem == P) dot_tile32<L, R, P>(rows, vs, lenL, acc, lda);
+    else dot_rest32<L, R, P - 1>(rem, rows, vs, lenL, acc, lda);
+  }
+}
+
+/// Probes in groups of G per register tile: R x G accumulators plus R rows and
+/// one probe chunk must fit the register file (16 registers with AVX2: G = 5;
+/// 32 with AVX-512: G = 10, so each row chunk is loaded once for k = 10).
 template <int L, int R>
 KC_INLINE void dot_tiles32(const float* const* rows, const float* const* vs, int nv, std::int64_t lenL, V4* acc,
                            int lda) {
+  constexpr int G = L == 16 ? 10 : 5;
   int p = 0;
-  for (; p + 5 <= nv; p += 5) dot_tile32<L, R, 5>(rows, vs + p, lenL, acc + p, lda);
-  switch (nv - p) {
-    case 4: dot_tile32<L, R, 4>(rows, vs + p, lenL, acc + p, lda); break;
-    case 3: dot_tile32<L, R, 3>(rows, vs + p, lenL, acc + p, lda); break;
-    case 2: dot_tile32<L, R, 2>(rows, vs + p, lenL, acc + p, lda); break;
-    case 1: dot_tile32<L, R, 1>(rows, vs + p, lenL, acc + p, lda); break;
-    default: break;
-  }
+  for (; p + G <= nv; p += G) dot_tile32<L, R, G>(rows, vs + p, lenL, acc + p, lda);
+  dot_rest32<L, R, G - 1>(nv - p, rows, vs + p, lenL, acc + p, lda);
 }
 
 template <int R, bool kAbs>
