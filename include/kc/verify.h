@@ -83,9 +83,6 @@ struct Options {
   double bound_scale = 1;                 ///< multiplies every bound (a contract's `c` in c * gamma)
   std::uint64_t seed = 0x6b63;
   int threads = 0;                        ///< 0: one per hardware thread
-  /// Widest FP32 vectors the FP32 block kernels may use: 0 = what the CPU has
-  /// (AVX-512 where present), 256 = AVX2 (benchmarks compare the two).
-  int vector_bits = 0;
   std::int64_t max_rows_reported = 16;
   bool keep_row_bounds = false;           ///< fill Result::row_bounds (benchmarks, tests)
 };

@@ -139,7 +139,6 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
       ps.mag = mag;
       ps.threads = threads;
       ps.vf = vf;
-      ps.allow_avx512 = opt.vector_bits == 0 || opt.vector_bits >= 512;
       used_fp32 = detail::thin_pass(ps) || used_fp32;
     };
     // Signed products in FP64: y = C_hat X, z = op(A) (op(B) X), c0x = C0 X.

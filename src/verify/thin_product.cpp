@@ -37,16 +37,8 @@ namespace {
 typedef double V4 __attribute__((vector_size(32)));
 typedef float F4 __attribute__((vector_size(16)));
 typedef float F8 __attribute__((vector_size(32)));
-typedef float F16 __attribute__((vector_size(64)));
 typedef std::int64_t L4 __attribute__((vector_size(32)));
 typedef std::int32_t I8 __attribute__((vector_size(32)));
-typedef std::int32_t I16 __attribute__((vector_size(64)));
-
-/// The FP32 vector of L lanes: F8 in the baseline and AVX2 clones, F16 (one
-/// zmm register) in the AVX-512 clone.
-template <int L> struct FVec;
-template <> struct FVec<8> { using type = F8; using bits = I8; };
-template <> struct FVec<16> { using type = F16; using bits = I16; };
 
 #define KC_INLINE [[gnu::always_inline]] inline
 
@@ -65,41 +57,15 @@ KC_INLINE V4 widen(const float* p) {
             static_cast<double>(f[3])};
 }
 KC_INLINE V4 abs4(V4 x) { return reinterpret_cast<V4>(reinterpret_cast<L4>(x) & 0x7fffffffffffffffLL); }
-template <int L>
-KC_INLINE typename FVec<L>::type loadv(const float* p) {
-  typename FVec<L>::type f;
+KC_INLINE F8 load8(const float* p) {
+  F8 f;
   std::memcpy(&f, p, sizeof f);
   return f;
 }
-template <int L>
-KC_INLINE typename FVec<L>::type absv(typename FVec<L>::type x) {
-  using B = typename FVec<L>::bits;
-  return reinterpret_cast<typename FVec<L>::type>(reinterpret_cast<B>(x) & 0x7fffffff);
-}
-template <int L>
-KC_INLINE typename FVec<L>::type zerov() {
-  typename FVec<L>::type z;
-  for (int l = 0; l < L; ++l) z[l] = 0;
-  return z;
-}
+KC_INLINE F8 abs8(F8 x) { return reinterpret_cast<F8>(reinterpret_cast<I8>(x) & 0x7fffffff); }
 KC_INLINE double hsum(V4 a) { return (a[0] + a[1]) + (a[2] + a[3]); }
-/// Pairwise sum of the lanes.
-template <int L>
-KC_INLINE float hsumv(typename FVec<L>::type a) {
-  float t[L];
-  std::memcpy(t, &a, sizeof t);
-  for (int w = L / 2; w >= 1; w /= 2)
-    for (int l = 0; l < w; ++l) t[l] = t[l] + t[l + w];
-  return t[0];
-}
-/// The lanes of an FP32 vector, widened and summed four at a time in FP64.
-template <int L>
-KC_INLINE V4 widen_sum(typename FVec<L>::type a) {
-  float lanes[L];
-  std::memcpy(lanes, &a, sizeof lanes);
-  V4 s = widen(lanes);
-  for (int l = 4; l < L; l += 4) s += widen(lanes + l);
-  return s;
+KC_INLINE float hsum8(F8 a) {
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
 // ---- dot form -------------------------------------------------------------
@@ -129,46 +95,41 @@ KC_INLINE void dot_tile(const float* const* rows, const double* const* vs, std::
 }
 
 /// The FP32 block form of dot_tile: acc[r * lda + p] += sum_j rows[r][j] vs[p][j]
-/// over j < lenL (a multiple of L, at most kFp32Block), summed per lane in FP32
-/// (kFp32Block / L <= kFp32Roundings FMAs per lane) and widened once at the end.
-template <int L, int R, int P>
-KC_INLINE void dot_tile32(const float* const* rows, const float* const* vs, std::int64_t lenL, V4* acc, int lda) {
-  using FV = typename FVec<L>::type;
-  FV a[R][P];
+/// over j < len8 (a multiple of 8, at most kFp32Block), summed per lane in FP32
+/// and widened once at the end.
+template <int R, int P>
+KC_INLINE void dot_tile32(const float* const* rows, const float* const* vs, std::int64_t len8, V4* acc, int lda) {
+  F8 a[R][P];
   for (int r = 0; r < R; ++r)
-    for (int p = 0; p < P; ++p) a[r][p] = zerov<L>();
-  for (std::int64_t j = 0; j < lenL; j += L) {
-    FV x[R];
-    for (int r = 0; r < R; ++r) x[r] = loadv<L>(rows[r] + j);
+    for (int p = 0; p < P; ++p) a[r][p] = F8{0, 0, 0, 0, 0, 0, 0, 0};
+  for (std::int64_t j = 0; j < len8; j += 8) {
+    F8 x[R];
+    for (int r = 0; r < R; ++r) x[r] = load8(rows[r] + j);
     for (int p = 0; p < P; ++p) {
-      const FV y = loadv<L>(vs[p] + j);
+      const F8 y = load8(vs[p] + j);
       for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int p = 0; p < P; ++p) acc[r * lda + p] += widen_sum<L>(a[r][p]);
+    for (int p = 0; p < P; ++p) {
+      float lanes[8];
+      std::memcpy(lanes, &a[r][p], sizeof lanes);
+      acc[r * lda + p] += widen(lanes) + widen(lanes + 4);
+    }
 }
 
-/// The last rem < P probes of a row group: the tile of exactly rem probes.
-template <int L, int R, int P>
-KC_INLINE void dot_rest32(int rem, const float* const* rows, const float* const* vs, std::int64_t lenL, V4* acc,
-                          int lda) {
-  if constexpr (P > 0) {
-    if (rem == P) dot_tile32<L, R, P>(rows, vs, lenL, acc, lda);
-    else dot_rest32<L, R, P - 1>(rem, rows, vs, lenL, acc, lda);
-  }
-}
-
-/// Probes in groups of G per register tile: R x G accumulators plus R rows and
-/// one probe chunk must fit the register file (16 registers with AVX2: G = 5;
-/// 32 with AVX-512: G = 10, so each row chunk is loaded once for k = 10).
-template <int L, int R>
-KC_INLINE void dot_tiles32(const float* const* rows, const float* const* vs, int nv, std::int64_t lenL, V4* acc,
+template <int R>
+KC_INLINE void dot_tiles32(const float* const* rows, const float* const* vs, int nv, std::int64_t len8, V4* acc,
                            int lda) {
-  constexpr int G = L == 16 ? 10 : 5;
   int p = 0;
-  for (; p + G <= nv; p += G) dot_tile32<L, R, G>(rows, vs + p, lenL, acc + p, lda);
-  dot_rest32<L, R, G - 1>(nv - p, rows, vs + p, lenL, acc + p, lda);
+  for (; p + 5 <= nv; p += 5) dot_tile32<R, 5>(rows, vs + p, len8, acc + p, lda);
+  switch (nv - p) {
+    case 4: dot_tile32<R, 4>(rows, vs + p, len8, acc + p, lda); break;
+    case 3: dot_tile32<R, 3>(rows, vs + p, len8, acc + p, lda); break;
+    case 2: dot_tile32<R, 2>(rows, vs + p, len8, acc + p, lda); break;
+    case 1: dot_tile32<R, 1>(rows, vs + p, len8, acc + p, lda); break;
+    default: break;
+  }
 }
 
 template <int R, bool kAbs>
@@ -185,30 +146,45 @@ KC_INLINE void dot_tiles(const float* const* rows, const double* const* vs, int 
   }
 }
 
-/// Rows [rb, re) of the dot form, FP32 vectors of L lanes. acc: kPanel * nv scratch.
-template <bool kAbs, bool kF32, int L>
+/// Rows [rb, re) of the dot form. acc: kPanel * nv scratch.
+template <bool kAbs, bool kF32>
 KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4* acc) {
-  using FV = typename FVec<L>::type;
   const MatrixRef& m = *ps.m;
   const int nv = ps.nv;
   const std::int64_t n = m.cols;
   const double* vp[kMaxPassVectors];
   const float* vq[kMaxPassVectors];
   double tail[kPanel][kMaxPassVectors];
+  // The FP32 path starts its blocks at the first 32-byte-aligned column when
+  // every row starts at the same alignment, so that no 8-float load splits a
+  // cache line (about 5-10% of the pass at n = 4096, measured); the columns
+  // before it go through the scalar FP64 path, like a block's tail.
+  std::int64_t head = 0;
+  if (kF32 && m.ld % 8 == 0) {
+    const auto addr = reinterpret_cast<std::uintptr_t>(m.data);
+    if (addr % sizeof(float) == 0) head = std::min<std::int64_t>(n, static_cast<std::int64_t>((32 - addr % 32) % 32 / 4));
+  }
   for (std::int64_t i0 = rb; i0 < re; i0 += kPanel) {
     const std::int64_t i1 = std::min(re, i0 + kPanel);
     for (std::int64_t t = 0; t < (i1 - i0) * nv; ++t) acc[t] = V4{0, 0, 0, 0};
     for (auto& row : tail) std::fill(row, row + nv, 0.0);
-    FV macc[kPanel];
+    F8 macc[kPanel];
     float mtail[kPanel];
     for (std::int64_t t = 0; t < kPanel; ++t) {
-      macc[t] = zerov<L>();
+      macc[t] = F8{0, 0, 0, 0, 0, 0, 0, 0};
       mtail[t] = 0;
     }
-    for (std::int64_t j0 = 0; j0 < n; j0 += kColBlock) {
+    for (std::int64_t i = i0; i < i1; ++i) {
+      const float* row = m.data + i * m.ld;
+      for (std::int64_t j = 0; j < head; ++j) {
+        for (int p = 0; p < nv; ++p) tail[i - i0][p] += static_cast<double>(row[j]) * ps.v[p * ps.ldv + j];
+        if (ps.wa != nullptr) mtail[i - i0] += std::fabs(row[j]) * ps.wa[j];
+      }
+    }
+    for (std::int64_t j0 = head; j0 < n; j0 += kColBlock) {
       const std::int64_t len = std::min(kColBlock, n - j0);
       // The columns the vector tiles cover; the scalar tail below does the rest.
-      const std::int64_t len4 = kF32 ? (len & ~std::int64_t{L - 1}) : (len & ~std::int64_t{3});
+      const std::int64_t len4 = kF32 ? (len & ~std::int64_t{7}) : (len & ~std::int64_t{3});
       for (int p = 0; p < nv; ++p) vp[p] = ps.v + p * ps.ldv + j0;
       std::int64_t i = i0;
       if constexpr (kF32) {
@@ -218,11 +194,11 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
           for (int p = 0; p < nv; ++p) vq[p] = ps.vf + p * ps.ldv + j0 + b0;
           for (i = i0; i + 2 <= i1; i += 2) {
             const float* rows[2] = {m.data + i * m.ld + j0 + b0, m.data + (i + 1) * m.ld + j0 + b0};
-            dot_tiles32<L, 2>(rows, vq, nv, blen, acc + (i - i0) * nv, nv);
+            dot_tiles32<2>(rows, vq, nv, blen, acc + (i - i0) * nv, nv);
           }
           if (i < i1) {
             const float* rows[1] = {m.data + i * m.ld + j0 + b0};
-            dot_tiles32<L, 1>(rows, vq, nv, blen, acc + (i - i0) * nv, nv);
+            dot_tiles32<1>(rows, vq, nv, blen, acc + (i - i0) * nv, nv);
           }
         }
       } else {
@@ -242,17 +218,17 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
           for (int p = 0; p < nv; ++p) tail[i - i0][p] += x * vp[p][j];
         }
         if (ps.wa != nullptr) {
-          const std::int64_t lenL = len & ~std::int64_t{L - 1};
-          FV s = macc[i - i0];
-          for (std::int64_t j = 0; j < lenL; j += L) s += absv<L>(loadv<L>(row + j)) * loadv<L>(ps.wa + j0 + j);
+          const std::int64_t len8 = len & ~std::int64_t{7};
+          F8 s = macc[i - i0];
+          for (std::int64_t j = 0; j < len8; j += 8) s += abs8(load8(row + j)) * load8(ps.wa + j0 + j);
           macc[i - i0] = s;
-          for (std::int64_t j = lenL; j < len; ++j) mtail[i - i0] += std::fabs(row[j]) * ps.wa[j0 + j];
+          for (std::int64_t j = len8; j < len; ++j) mtail[i - i0] += std::fabs(row[j]) * ps.wa[j0 + j];
         }
       }
     }
     for (std::int64_t i = i0; i < i1; ++i) {
       for (int p = 0; p < nv; ++p) ps.out[p * ps.ldo + i] = hsum(acc[(i - i0) * nv + p]) + tail[i - i0][p];
-      if (ps.wa != nullptr) ps.mag[i] = hsumv<L>(macc[i - i0]) + mtail[i - i0];
+      if (ps.wa != nullptr) ps.mag[i] = hsum8(macc[i - i0]) + mtail[i - i0];
     }
   }
 }
@@ -318,8 +294,8 @@ KC_INLINE void axpy_cols(const ThinPass& ps, std::int64_t cb, std::int64_t ce) {
       }
       if (ps.wa != nullptr) {
         for (std::int64_t c = s0; c < s0 + len8; c += 8) {
-          F8 s = loadv<8>(ps.mag + c);
-          for (int r = 0; r < nr; ++r) s += absv<8>(loadv<8>(rows[r] + c)) * ps.wa[r0 + r];
+          F8 s = load8(ps.mag + c);
+          for (int r = 0; r < nr; ++r) s += abs8(load8(rows[r] + c)) * ps.wa[r0 + r];
           std::memcpy(ps.mag + c, &s, sizeof s);
         }
         for (std::int64_t c = s0 + len8; c < s1; ++c)
@@ -336,8 +312,8 @@ using AxpyFn = void (*)(const ThinPass&, std::int64_t, std::int64_t);
 
 #define KC_THIN_CLONES(attr, suffix)                                                                   \
   attr void dot_##suffix(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4* acc) {              \
-    if (ps.abs_rows) dot_rows<true, false, 8>(ps, rb, re, acc);                                        \
-    else dot_rows<false, false, 8>(ps, rb, re, acc);                                                   \
+    if (ps.abs_rows) dot_rows<true, false>(ps, rb, re, acc);                                           \
+    else dot_rows<false, false>(ps, rb, re, acc);                                                      \
   }                                                                                                    \
   attr void axpy_##suffix(const ThinPass& ps, std::int64_t cb, std::int64_t ce) {                      \
     if (ps.abs_rows) axpy_cols<true>(ps, cb, ce);                                                      \
@@ -347,15 +323,9 @@ KC_THIN_CLONES(__attribute__((target("avx2,fma"))), avx2)
 KC_THIN_CLONES(, base)
 #undef KC_THIN_CLONES
 
-// The FP32 block path exists only as FMA builds: one rounding per multiply-add.
-// AVX-512 doubles the lanes per FMA (and, on cores with two 512-bit FMA units,
-// the multiply-adds per cycle): the path is FMA-bound at k = 10 (docs/verify.md).
+// The FP32 block path exists only as an FMA build: one rounding per multiply-add.
 __attribute__((target("avx2,fma"))) void dot32_avx2(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4* acc) {
-  dot_rows<false, true, 8>(ps, rb, re, acc);
-}
-__attribute__((target("avx512f,avx2,fma"))) void dot32_avx512(const ThinPass& ps, std::int64_t rb, std::int64_t re,
-                                                             V4* acc) {
-  dot_rows<false, true, 16>(ps, rb, re, acc);
+  dot_rows<false, true>(ps, rb, re, acc);
 }
 
 // Picked at run time from the CPU's feature bits (arch= clones would key on
@@ -369,16 +339,6 @@ bool has_avx2_fma() {
 #endif
 }
 const bool kAvx2 = has_avx2_fma();
-
-bool has_avx512f() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
-#else
-  return false;
-#endif
-}
-const bool kAvx512 = kAvx2 && has_avx512f();
 
 /// Runs body(begin, end) over [0, n) in `threads` contiguous pieces, each a multiple of `align`.
 template <typename F>
@@ -407,7 +367,7 @@ bool thin_pass(const ThinPass& ps) {
   const int threads = m.rows * m.cols >= (std::int64_t{1} << 16) ? std::max(1, ps.threads) : 1;
   if (!ps.transposed) {
     const bool f32 = kAvx2 && ps.vf != nullptr && !ps.abs_rows;
-    const DotFn dot = f32 ? (kAvx512 && ps.allow_avx512 ? dot32_avx512 : dot32_avx2) : kAvx2 ? dot_avx2 : dot_base;
+    const DotFn dot = f32 ? dot32_avx2 : kAvx2 ? dot_avx2 : dot_base;
     parallel_for(m.rows, threads, kPanel, [&](std::int64_t b, std::int64_t e) {
       // Aligned by hand: std::allocator does not honour the vector type's 32-byte alignment.
       std::vector<double> store(static_cast<std::size_t>(4 * kPanel * std::max(1, ps.nv) + 4));

@@ -39,9 +39,6 @@ struct ThinPass {
   /// widening per element. The caller accounts for the extra rounding
   /// (src/verify/freivalds.cpp). Ignored by the axpy form and abs_rows.
   const float* vf = nullptr;
-  /// The FP32 block path may use 512-bit vectors when the CPU has AVX-512F
-  /// (16 lanes: kFp32Block / 16 FMAs per lane, within kFp32Roundings).
-  bool allow_avx512 = true;
 };
 
 /// Columns per FP32 block of the dot form: 16 FMAs per lane, so a term's FP32
@@ -49,8 +46,8 @@ struct ThinPass {
 constexpr std::int64_t kFp32Block = 128;
 constexpr int kFp32Roundings = static_cast<int>(kFp32Block / 8);
 
-/// Whether thin_pass can take the FP32 block path on this CPU (AVX2 and FMA,
-/// or AVX-512F: every multiply-add rounds once, which the error count above assumes).
+/// Whether thin_pass can take the FP32 block path on this CPU (AVX2 and FMA:
+/// every multiply-add rounds once, which the error count above assumes).
 bool fp32_blocks_available();
 
 /// The most probe vectors one pass takes.

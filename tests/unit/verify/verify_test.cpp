@@ -323,20 +323,26 @@ TEST(ThinPass, MatchesNaiveProductsInBothForms) {
 // gamma_r(u32) |row||v32| of the exact one, r = kFp32Roundings (the term
 // freivalds.cpp adds to its bound), for lengths around the block size and
 // rows with huge and tiny entries; and it is only taken where it exists.
-// Both widths of the FP32 block kernels (AVX2: 8 lanes; AVX-512: 16 lanes,
-// where the CPU has it) keep the signed sums within kFp32Roundings roundings
-// and the FP32 magnitude product within cols + 16 roundings of u32.
+// The FP32 block kernels keep the signed sums within kFp32Roundings roundings
+// and the FP32 magnitude product within cols + 16 roundings of u32, whether
+// the rows start 32-byte aligned or not (the kernel peels the columns before
+// the first aligned one; offset 1 leaves no aligned column in an 8-column row).
 TEST(ThinPass, Fp32BlocksStayWithinTheirRoundingBound) {
   const double gr = gamma(detail::kFp32Roundings, DType::kF32);
-  for (const bool wide : {false, true})
+  for (const std::int64_t offset : {std::int64_t{0}, std::int64_t{1}, std::int64_t{5}})
     for (const std::int64_t cols : {std::int64_t{8}, std::int64_t{127}, std::int64_t{128}, std::int64_t{300},
                                     std::int64_t{1031}}) {
       const std::int64_t rows = 37, nv = 7;
       Rng rng(static_cast<std::uint64_t>(cols));
-      std::vector<float> data(static_cast<std::size_t>(rows * cols));
-      for (auto& v : data)
-        v = static_cast<float>(rng.normal() * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-20, 20))));
-      const MatrixRef m{data.data(), rows, cols, cols};
+      // Leading dimension a multiple of 8 (every row at the first row's alignment),
+      // the first row at `offset` floats past a 32-byte boundary.
+      const std::int64_t ld = (cols + 7) / 8 * 8;
+      std::vector<float> store(static_cast<std::size_t>(rows * ld + 16));
+      const auto base = reinterpret_cast<std::uintptr_t>(store.data());
+      float* data = reinterpret_cast<float*>((base + 31) & ~std::uintptr_t{31}) + offset;
+      for (std::int64_t e = 0; e < rows * ld; ++e)
+        data[e] = static_cast<float>(rng.normal() * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-20, 20))));
+      const MatrixRef m{data, rows, cols, ld};
       const std::int64_t ldv = detail::padded_stride(cols), ldo = detail::padded_stride(rows);
       std::vector<double> v(static_cast<std::size_t>(nv * ldv), 0.0);
       for (auto& e : v) e = rng.normal();
@@ -356,24 +362,23 @@ TEST(ThinPass, Fp32BlocksStayWithinTheirRoundingBound) {
       ps.wa = wa.data();
       ps.mag = mag.data();
       ps.threads = 2;
-      ps.allow_avx512 = wide;
       const bool took = detail::thin_pass(ps);
       EXPECT_EQ(took, detail::fp32_blocks_available());
       const double gm = gamma(static_cast<double>(cols) + 16, DType::kF32);
       for (std::int64_t i = 0; i < rows; ++i) {
         double mref = 0;
         for (std::int64_t j = 0; j < cols; ++j)
-          mref += std::fabs(static_cast<double>(data[i * cols + j])) * static_cast<double>(wa[j]);
+          mref += std::fabs(static_cast<double>(data[i * ld + j])) * static_cast<double>(wa[j]);
         ASSERT_LE(std::fabs(static_cast<double>(mag[i]) - mref), gm * mref) << "cols " << cols << " row " << i;
         for (std::int64_t p = 0; p < nv; ++p) {
           double ref = 0, scale = 0;  // against the FP32 probe: v's own rounding is charged separately
           for (std::int64_t j = 0; j < cols; ++j) {
-            const double t = static_cast<double>(data[i * cols + j]) * static_cast<double>(vf[p * ldv + j]);
+            const double t = static_cast<double>(data[i * ld + j]) * static_cast<double>(vf[p * ldv + j]);
             ref += t;
             scale += std::fabs(t);
           }
           ASSERT_LE(std::fabs(out[p * ldo + i] - ref), (took ? gr : 0) * scale + 1e-13 * scale)
-              << (wide ? "512-bit" : "256-bit") << " cols " << cols << " row " << i << " probe " << p;
+              << "offset " << offset << " cols " << cols << " row " << i << " probe " << p;
         }
       }
     }
