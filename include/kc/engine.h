@@ -58,7 +58,8 @@ struct Evidence {
   std::vector<ConfigEvidence> per_config;
   std::vector<std::string> notes;  ///< human-readable findings ("12 of 256 outputs capped at 65504")
   /// Which check decided the numeric verdict: "full_oracle", "freivalds+sampled"
-  /// (kc::verify, under --fast), or "full_oracle after fast flag"; empty when no
+  /// or "sampled" (kc::verify under --fast: matmul, attention), or
+  /// "full_oracle after fast flag"; empty when no
   /// numeric comparison ran (policy, determinism and raise cases).
   std::string method;
 };
@@ -112,9 +113,10 @@ struct CheckRequest {
   bool progress = false;                   ///< progress line on stderr
   isolate::Mode isolation = isolate::Mode::kProcess;  ///< --isolate=process|none
   isolate::Limits limits;                  ///< --timeout, --memory-limit (per kernel call)
-  /// --fast: matmul cases compared elementwise with an FP64 oracle under a
-  /// `bound` tolerance are judged by kc::verify (Freivalds + sampled elements,
-  /// O(n^2 k)) instead of the O(n^3) oracle; a flagged sample is re-judged by the oracle.
+  /// --fast: matmul and attention cases compared elementwise with an FP64
+  /// oracle under a `bound` tolerance are judged by kc::verify (matmul:
+  /// Freivalds + sampled elements, O(n^2 k); attention: sampled query rows,
+  /// O(seq head_dim) each) instead of the oracle; a flagged sample is re-judged by the oracle.
   bool fast = false;
   /// The verification ladder's hook (kc/ladder.h): called on every sample's
   /// call after the protocol's fill and probe, before the kernel runs. It may

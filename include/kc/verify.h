@@ -10,7 +10,8 @@
 //   * Sampled: a random sample of output elements, each recomputed as an FP64
 //     dot product and judged against its own componentwise bound.
 // The problem is row-major C = alpha op(A) op(B) + beta C0, the matmul op's
-// call layout (src/ops/matmul).
+// call layout (src/ops/matmul). Attention, whose P V product cannot be probed
+// (P is not an output), has the sampled check alone, by query rows.
 #pragma once
 
 #include <cstdint>
@@ -130,9 +131,26 @@ kc::Result<Result> verify_matmul(const Call& inputs, const Call& outputs, Option
 /// The matmul inside a fused op: fused_matmul's C = act(A B + bias) checked as
 /// the GEMM C = A B + 1 bias^T (bias as a broadcast C0, leading dimension 0).
 /// kUnimplemented for a nonlinear activation, which hides the product (the
-/// full oracle judges those). Other fused ops (attention) plug in the same way:
-/// expose the stage whose output is linear in a product as a GemmProblem.
+/// full oracle judges those).
 kc::Result<Result> verify_fused_matmul(const Call& inputs, const Call& outputs, Options options);
+
+/// Attention (src/ops/attention), by sampled query rows: `options.samples`
+/// distinct rows (b, h, t) (every row when samples >= batch * heads * seq),
+/// drawn with `options.seed`, each recomputed by the oracle's own row
+/// evaluation (ops::attention_row, bit-identical to the oracle) with its
+/// magnitudes, and every element judged |got - ref| <= allowed with the
+/// contract's `bound` allowance (kc/bound.h: options.gamma, or
+/// gamma(L, P) when 0, times the magnitude, + u |ref| + underflow), times
+/// options.bound_scale. Cost O(samples seq head_dim), against the kernel's
+/// O(batch heads seq^2 head_dim). Freivalds does not apply: the product P V
+/// cannot be probed without P, which is not an output (docs/verify.md).
+/// Result::method is kSampled; samples counts judged elements;
+/// sample_worst_row / sample_worst_col are the worst element's flat query row
+/// ((b heads + h) seq + t) and column j; rows lists the first failing rows
+/// (failing_rows in all). NaN where the reference is finite fails.
+/// kUnimplemented when a sampled row's reference or magnitude is not finite
+/// (non-finite inputs: the full oracle judges those).
+kc::Result<Result> verify_attention(const Call& inputs, const Call& outputs, Options options);
 
 /// The per-element coefficient of an error model for accumulation length n in precision p.
 double model_gamma(ErrorModel model, double n, DType p, double lambda);

@@ -13,6 +13,7 @@
 #include "engine/plan.h"
 #include "engine/policy.h"
 #include "engine/sample_cache.h"
+#include "kc/bound.h"
 #include "kc/engine.h"
 #include "kc/metrics.h"
 #include "kc/obligation.h"
@@ -175,16 +176,14 @@ Result<std::vector<double>> allowed_errors(const Tolerance& tol, const Op& op, c
       KC_ASSIGN_OR_RETURN(double factor, lang::eval_expr(tol.value, env));
       KC_ASSIGN_OR_RETURN(std::vector<double> mag, op.magnitude(call, output));
       // The bound |err| <= c * gamma * |A||B| assumes exact rounding of the
-      // result into the output format; add half an ulp of the reference so a
-      // correctly rounded result is never judged beyond the bound.
-      const double u = unit_roundoff(call.config.dtype);
-      // Gradual underflow (Op::underflow_allowance, Higham (2.8)): each of the
+      // result into the output format: half an ulp of the reference is added,
+      // so a correctly rounded result is never judged beyond the bound. So is
+      // gradual underflow (Op::underflow_allowance, Higham (2.8)): each of the
       // L products (plus alpha/beta scalings) may add lambda = half the
-      // smallest subnormal. Without it a product of two subnormals (exactly 0
-      // in FP32) breaks the bound.
-      const double underflow = op.underflow_allowance(call);
-      for (std::size_t i = 0; i < mag.size() && i < n; ++i)
-        mag[i] = factor * mag[i] + u * std::fabs(ref[i]) + underflow;
+      // smallest subnormal; without it a product of two subnormals (exactly 0
+      // in FP32) breaks the bound. kc::verify's sampled rows use the same BoundAllowance.
+      const BoundAllowance bound = bound_allowance(op, call, factor);
+      for (std::size_t i = 0; i < mag.size() && i < n; ++i) mag[i] = bound.allowed(mag[i], ref[i]);
       mag.resize(n, 0);
       return mag;
     }
@@ -244,6 +243,28 @@ const Tolerance* bound_tolerance(const Tolerance& tol, DType dtype) {
   return nullptr;
 }
 
+/// A fast verifier `kc check --fast` may judge an op's samples with instead of
+/// the oracle (kc/verify.h, docs/verify.md).
+struct FastCheck {
+  kc::Result<verify::Result> (*verify)(const Call& inputs, const Call& outputs, verify::Options options);
+  const char* output;  ///< the output tensor it judges
+  const char* what;    ///< what it checks, for the case's note
+};
+
+/// The fast check for an op, or null where every sample keeps the oracle.
+const FastCheck* fast_check_for(std::string_view op) {
+  static const FastCheck kMatmul{verify::verify_matmul, "C",
+                                 "Freivalds, 10 Rademacher probes, + 64 sampled elements"};
+  static const FastCheck kFusedMatmul{verify::verify_fused_matmul, "C",
+                                      "Freivalds, 10 Rademacher probes, + 64 sampled elements"};
+  static const FastCheck kAttention{verify::verify_attention, "out",
+                                    "up to 64 sampled query rows, every element judged"};
+  if (op == "matmul") return &kMatmul;
+  if (op == "fused_matmul") return &kFusedMatmul;
+  if (op == "attention") return &kAttention;
+  return nullptr;
+}
+
 /// The rounding factor, output rounding and absolute slack an algebraic
 /// property's checks get from the contract's tolerance (kc/obligation.h):
 /// `bound E` gives factor E (evaluated for the call) and the output format's
@@ -282,6 +303,7 @@ struct CaseState {
   std::int64_t fast_decided = 0;  // samples judged by kc::verify alone
   std::int64_t full_decided = 0;  // samples judged by the full oracle
   std::int64_t fast_flagged = 0;  // of those, samples the fast check sent there
+  std::string fast_method;        // verify::method_name of the fast check that decided
   std::string fast_flag_note;     // the first flag, noted after the classifier's findings
   std::vector<double> all_ratios;  // for p99/mean over everything
   bool any_fail = false;
@@ -369,11 +391,12 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
 
   const Postcondition& post = contract.post;
   std::int64_t skipped_configs = 0;
-  // --fast applies where the full check would compare a matmul elementwise
-  // with a higher-precision oracle under a componentwise bound: kc::verify
-  // judges with the same bound (docs/verify.md). Probes, policies and repeated
-  // invocations keep the oracle.
-  const bool fast_eligible = request.fast && (op.name() == "matmul" || op.name() == "fused_matmul") &&
+  // --fast applies where the full check would compare a matmul or attention
+  // elementwise with a higher-precision oracle under a componentwise bound:
+  // kc::verify judges with the same bound (docs/verify.md). Probes, policies
+  // and repeated invocations keep the oracle.
+  const FastCheck* fast_check = request.fast ? fast_check_for(op.name()) : nullptr;
+  const bool fast_eligible = fast_check &&
                              post.kind == Postcondition::Kind::kElementwiseClose &&
                              contract.reference.kind == Reference::Kind::kHigherPrecision && !plan.probe &&
                              !plan.policy_judge && plan.invocations == 1;
@@ -463,8 +486,9 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
       const isolate::OracleScope oracle_scope;
       const Tolerance* fast_tol =
           fast_eligible && config.dtype != DType::kF64 ? bound_tolerance(contract.tolerance, config.dtype) : nullptr;
-      // Under --fast the O(MNK) oracle is computed only if the fast check flags the sample.
-      auto oracle = fast_tol ? Result<OracleResult>(OracleResult{{}, {"C"}, std::nullopt})
+      // Under --fast the oracle (O(MNK), O(batch heads seq^2 head_dim)) is
+      // computed only if the fast check flags the sample.
+      auto oracle = fast_tol ? Result<OracleResult>(OracleResult{{}, {fast_check->output}, std::nullopt})
                              : reference(call);
       if (!oracle.ok()) return finish(Verdict::kError, "oracle failed: " + oracle.status().message());
 
@@ -673,16 +697,19 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           auto factor = lang::eval_expr(fast_tol->value, env);
           if (!factor.ok()) return finish(Verdict::kUnderSpecified, factor.status().message());
           verify::Options vo;
-          vo.gamma = *factor;  // the contract's c * gamma(K + 2, P): the same per-element bound
+          vo.gamma = *factor;  // the contract's E (c * gamma(K + 2, P), gamma(L, P)): the same per-element bound
           vo.precision = call.config.dtype;
           vo.seed = derive_seed(seed, 0x66617374ull);  // "fast"
-          auto fr = op.name() == "fused_matmul" ? verify::verify_fused_matmul(inputs, call, vo)
-                                                : verify::verify_matmul(inputs, call, vo);
+          auto fr = fast_check->verify(inputs, call, vo);
           if (fr.ok() && fr->pass) {
             ++st.fast_decided;
+            st.fast_method = std::string(verify::method_name(fr->method));
             config_ratios.push_back(fr->worst_ratio);
-            ce.elements += call.t("C").numel();
-            res.evidence.elements += call.t("C").numel();
+            // Elements judged: all of them for Freivalds, the sampled ones otherwise.
+            const std::int64_t judged =
+                fr->method == verify::Method::kSampled ? fr->samples : call.t(fast_check->output).numel();
+            ce.elements += judged;
+            res.evidence.elements += judged;
             continue;
           }
           ++st.fast_flagged;
@@ -933,12 +960,11 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   if (st.fast_decided > 0 || st.full_decided > 0) {
     res.evidence.method = st.fast_flagged > 0    ? "full_oracle after fast flag"
                           : st.fast_decided == 0 ? "full_oracle"
-                                                 : "freivalds+sampled";
+                                                 : st.fast_method;
     if (!st.fast_flag_note.empty()) st.note(st.fast_flag_note);
     if (st.fast_decided + st.fast_flagged > 0)
       st.note(std::to_string(st.fast_decided) + " of " + std::to_string(st.fast_decided + st.full_decided) +
-              " samples passed by the fast verifier (Freivalds, 10 Rademacher probes, + 64 sampled elements; "
-              "docs/verify.md)");
+              " samples passed by the fast verifier (" + fast_check->what + "; docs/verify.md)");
   }
 
   // The aggregate the protocol asks for decides the verdict when it is not max.

@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 
+#include "kc/bound.h"
 #include "kc/dtype.h"
 #include "ops/blas1/blas1.h"
 #include "ops/class_ops.h"
@@ -203,6 +204,14 @@ double Op::accumulation_length(const Call& call) const { return 1; }
 
 double Op::underflow_allowance(const Call& call) const {
   return (accumulation_length(call) + 2) * underflow_unit(call.config.dtype);
+}
+
+double BoundAllowance::allowed(double magnitude, double ref) const {
+  return factor * magnitude + rounding * std::fabs(ref) + underflow;
+}
+
+BoundAllowance bound_allowance(const Op& op, const Call& call, double factor) {
+  return {factor, unit_roundoff(call.config.dtype), op.underflow_allowance(call)};
 }
 
 std::map<std::string, double> Op::expr_vars(const Call& call) const {

@@ -93,9 +93,10 @@ options (check, grade, calibrate):
   --jobs N, -j N       cases run at once, each kernel in its own worker (default 0: one per
                        core); cases that measure time or determinism and in-process kernels
                        run alone; results and the trace keep plan order whatever N is
-  --fast               judge matmul cases under a `bound` tolerance with the fast verifier
-                       (Freivalds probes + sampled elements, O(n^2)) instead of the O(n^3)
-                       FP64 oracle; the report's evidence.method says which check decided
+  --fast               judge matmul and attention cases under a `bound` tolerance with the
+                       fast verifier (matmul: Freivalds probes + sampled elements, O(n^2);
+                       attention: sampled query rows) instead of the FP64 oracle; the
+                       report's evidence.method says which check decided
 
 options (check):
   --affected ID        re-verify contract ID and every contract downstream of it (depends)

@@ -40,6 +40,41 @@ AttentionShape attention_shape(const Call& call) {
   return s;
 }
 
+void attention_row(const AttentionShape& s, std::int64_t t, const double* q_row, const double* k_head,
+                   const double* v_head, double* out_row, double* mag_row) {
+  std::vector<long double> score(static_cast<std::size_t>(s.seq));
+  const std::int64_t n = s.causal ? t + 1 : s.seq;
+  long double m = -std::numeric_limits<long double>::infinity();
+  bool nan = false;
+  long double a_max = 0;
+  for (std::int64_t u = 0; u < n; ++u) {
+    const double* ku = k_head + u * s.head_dim;
+    long double dot = 0, adot = 0;
+    for (std::int64_t i = 0; i < s.head_dim; ++i) {
+      dot += static_cast<long double>(q_row[i]) * ku[i];
+      adot += std::fabs(static_cast<long double>(q_row[i]) * ku[i]);
+    }
+    score[u] = dot * s.scale;
+    a_max = std::max(a_max, adot * s.scale);
+    if (std::isnan(score[u])) nan = true;
+    else if (score[u] > m) m = score[u];
+  }
+  long double sum = 0;
+  for (std::int64_t u = 0; u < n; ++u) sum += std::exp(score[u] - m);
+  for (std::int64_t u = 0; u < n; ++u) score[u] = std::exp(score[u] - m) / sum;  // now p_u
+  for (std::int64_t j = 0; j < s.head_dim; ++j) {
+    long double acc = 0, aacc = 0;
+    for (std::int64_t u = 0; u < n; ++u) {
+      const long double p = score[u];
+      const long double vj = v_head[u * s.head_dim + j];
+      acc += p * vj;
+      aacc += p * std::fabs(vj);
+    }
+    out_row[j] = nan ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(acc);
+    if (mag_row) mag_row[j] = static_cast<double>(aacc * (2 + 4 * a_max));
+  }
+}
+
 namespace {
 
 class AttentionOp final : public Op {
@@ -147,46 +182,15 @@ class AttentionOp final : public Op {
     const std::vector<double> v = call.t("v").to_doubles();
     std::vector<double> out(q.size());
     if (mag) mag->assign(q.size(), 0.0);
-    std::vector<long double> score(static_cast<std::size_t>(s.seq));
-    for (std::int64_t b = 0; b < s.batch; ++b) {
+    for (std::int64_t b = 0; b < s.batch; ++b)
       for (std::int64_t h = 0; h < s.heads; ++h) {
         const std::int64_t g = s.kv_head(h);
         for (std::int64_t t = 0; t < s.seq; ++t) {
-          const double* qt = q.data() + s.at(b, s.heads, h, t);
-          const std::int64_t n = s.causal ? t + 1 : s.seq;
-          long double m = -std::numeric_limits<long double>::infinity();
-          bool nan = false;
-          long double a_max = 0;
-          for (std::int64_t u = 0; u < n; ++u) {
-            const double* ku = k.data() + s.at(b, s.kv_heads, g, u);
-            long double dot = 0, adot = 0;
-            for (std::int64_t i = 0; i < s.head_dim; ++i) {
-              dot += static_cast<long double>(qt[i]) * ku[i];
-              adot += std::fabs(static_cast<long double>(qt[i]) * ku[i]);
-            }
-            score[u] = dot * s.scale;
-            a_max = std::max(a_max, adot * s.scale);
-            if (std::isnan(score[u])) nan = true;
-            else if (score[u] > m) m = score[u];
-          }
-          long double sum = 0;
-          for (std::int64_t u = 0; u < n; ++u) sum += std::exp(score[u] - m);
-          for (std::int64_t u = 0; u < n; ++u) score[u] = std::exp(score[u] - m) / sum;  // now p_u
-          double* ot = out.data() + s.at(b, s.heads, h, t);
-          for (std::int64_t j = 0; j < s.head_dim; ++j) {
-            long double acc = 0, aacc = 0;
-            for (std::int64_t u = 0; u < n; ++u) {
-              const long double p = score[u];
-              const long double vj = v[static_cast<std::size_t>(s.at(b, s.kv_heads, g, u) + j)];
-              acc += p * vj;
-              aacc += p * std::fabs(vj);
-            }
-            ot[j] = nan ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(acc);
-            if (mag) (*mag)[static_cast<std::size_t>(s.at(b, s.heads, h, t) + j)] = static_cast<double>(aacc * (2 + 4 * a_max));
-          }
+          const std::int64_t at = s.at(b, s.heads, h, t);
+          attention_row(s, t, q.data() + at, k.data() + s.at(b, s.kv_heads, g, 0), v.data() + s.at(b, s.kv_heads, g, 0),
+                        out.data() + at, mag ? mag->data() + at : nullptr);
         }
       }
-    }
     return out;
   }
 };

@@ -25,4 +25,14 @@ struct AttentionShape {
 };
 AttentionShape attention_shape(const Call& call);
 
+/// One query row of the oracle, out[b, h, t, :], from FP64 inputs in long
+/// double arithmetic with a max-subtracted softmax; with `mag_row`, also the
+/// error model's magnitude of each element (AttentionOp::magnitude). `q_row`
+/// is q[b, h, t, :]; `k_head` and `v_head` are the seq x head_dim rows of the
+/// kv head h reads, k[b, g, :, :] and v[b, g, :, :], contiguous. The oracle
+/// and kc::verify::verify_attention both evaluate rows here, so a sampled row
+/// is bit-identical to the oracle's.
+void attention_row(const AttentionShape& s, std::int64_t t, const double* q_row, const double* k_head,
+                   const double* v_head, double* out_row, double* mag_row);
+
 }  // namespace kc::ops

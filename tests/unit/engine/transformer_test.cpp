@@ -1,10 +1,12 @@
 // The transformer-kernel contracts (contracts/transformer/): every contract
 // conforms on `ref`, and each seeded bug (calibration/transformer.cpp, and
 // the C-PRC-02 baseline for a missing normalisation) is caught by the
-// obligation about it, with that obligation's named signature.
+// obligation about it, with that obligation's named signature. Under --fast
+// attention keeps its verdicts and signatures.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "kc/engine.h"
 #include "tests/unit/engine/trio.h"
@@ -86,6 +88,70 @@ TEST(SeededBug, ObligationsAreSpecific) {
   EXPECT_EQ(trio::check_one_in(transformer_path("KC-SOFTMAX-PROPS.kc"), "KC-SOFTMAX-MONO", "calib.softmax_unnormalized")
                 .verdict,
             Verdict::kConforming);
+}
+
+
+// `kc check --fast` on attention (docs/verify.md "Attention"): sampled query
+// rows decide where they pass, with the full check's verdict; a flagged sample
+// is re-judged by the oracle, so a bad kernel keeps its verdict and signatures.
+CaseResult check_attention(const std::string& path, const std::string& contract, const std::string& impl,
+                           bool fast) {
+  CheckRequest request;
+  request.paths = {path};
+  request.contracts = {contract};
+  request.impls = {impl};
+  request.fast = fast;
+  const CheckResult r = run_check(request);
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
+  for (const auto& c : r.cases)
+    if (c.impl == impl && c.contract_id == contract) return c;
+  ADD_FAILURE() << impl << " was not run against " << contract;
+  return {};
+}
+
+std::vector<std::string> signature_strings(const CaseResult& r) {
+  std::vector<std::string> out;
+  for (const auto& s : r.signatures) out.push_back(s.to_string());
+  return out;
+}
+
+TEST(FastCheck, RefAttentionKeepsItsVerdictAndTheSampledRowsDecide) {
+  const std::string path = transformer_path("KC-ATTN.kc");
+  const CaseResult full = check_attention(path, "KC-ATTN-01", "ref.attention", false);
+  const CaseResult fast = check_attention(path, "KC-ATTN-01", "ref.attention", true);
+  EXPECT_EQ(full.verdict, Verdict::kConforming) << full.reason;
+  EXPECT_EQ(fast.verdict, full.verdict) << fast.reason;
+  EXPECT_EQ(full.evidence.method, "full_oracle");
+  EXPECT_EQ(fast.evidence.method, "sampled");
+  ASSERT_EQ(fast.evidence.per_config.size(), full.evidence.per_config.size());
+  // The sampled rows are the oracle's rows judged with the same bound: their
+  // worst ratio is one of the full check's ratios, so never above its maximum.
+  EXPECT_GT(fast.evidence.max, 0);
+  EXPECT_LE(fast.evidence.max, full.evidence.max);
+  EXPECT_LE(fast.evidence.elements, full.evidence.elements);
+}
+
+TEST(FastCheck, BadAttentionIsStillAViolationWithItsSignatures) {
+  struct Bad {
+    std::string path;
+    const char* contract;
+    const char* impl;
+  };
+  const Bad bads[] = {
+      {transformer_path("KC-ATTN.kc"), "KC-ATTN-01", "calib.attention_mask_off_by_one"},
+      {std::string(KC_SOURCE_DIR) + "/contracts/incidents/INC-FA3.kc", "INC-FA3-SHAPE",
+       "incident.attention_hdim_silent"},
+  };
+  for (const Bad& b : bads) {
+    const CaseResult full = check_attention(b.path, b.contract, b.impl, false);
+    const CaseResult fast = check_attention(b.path, b.contract, b.impl, true);
+    EXPECT_EQ(full.verdict, Verdict::kViolation) << b.impl << ": " << full.reason;
+    EXPECT_EQ(fast.verdict, full.verdict) << b.impl << ": " << fast.reason;
+    EXPECT_FALSE(full.signatures.empty()) << b.impl;
+    EXPECT_EQ(signature_strings(fast), signature_strings(full)) << b.impl;
+    EXPECT_EQ(fast.repro, full.repro) << b.impl;
+    EXPECT_EQ(fast.evidence.method, "full_oracle after fast flag") << b.impl;
+  }
 }
 
 }  // namespace

@@ -2,15 +2,20 @@
 // FP32 kernels, catches a single corrupted element at 1.5x its row's bound,
 // and catches every precision coercion (tf32, bf16, fp16 inputs; fp16
 // accumulation). Tests the tester too: a bound one step too tight must fail.
+// Attention's sampled-row check: the full check's ratios on every sampled
+// element, a corrupted element caught in its row, bf16 inputs caught.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "../backends/backend_test_util.h"
+#include "engine/classify.h"
 #include "kc/backend.h"
+#include "kc/bound.h"
 #include "kc/op.h"
 #include "kc/rng.h"
 #include "kc/verify.h"
@@ -527,6 +532,232 @@ INSTANTIATE_TEST_SUITE_P(FreivaldsVerifier, RegistryImpls,
                              if (ch == '.') ch = '_';
                            return s;
                          });
+
+// ---------------------------------------------------------------- attention
+// verify_attention: sampled query rows, each the oracle's own row, every
+// element judged with the contract's bound (KC-ATTN-01: gamma(L, P) * |out|).
+
+struct AttnShape {
+  const char* name;
+  const char* batch;
+  const char* heads;
+  const char* kv_heads;
+  const char* seq;
+  const char* head_dim;
+  const char* causal;
+};
+
+const AttnShape kAttnShapes[] = {
+    {"mha", "2", "4", "4", "37", "32", "0"},
+    {"gqa", "2", "8", "2", "29", "16", "0"},
+    {"causal_gqa", "1", "4", "1", "64", "64", "1"},
+    {"causal_mha", "2", "2", "2", "33", "24", "1"},
+};
+
+/// An attention call with the op's default fill (normal values).
+Call attention_inputs(const AttnShape& a, std::uint64_t seed) {
+  const Op* op = builtin_ops().find("attention");
+  KC_CHECK(op != nullptr);
+  Config config;
+  config.params = {{"batch", a.batch}, {"heads", a.heads}, {"kv_heads", a.kv_heads},
+                   {"seq", a.seq},     {"head_dim", a.head_dim}, {"causal", a.causal}};
+  auto call = op->make_call(config);
+  KC_CHECK(call.ok());
+  Rng rng(seed);
+  op->fill(*call, FillSpec{}, rng);
+  return std::move(call).value();
+}
+
+/// The full check of KC-ATTN-01 on every element: the oracle, the op's
+/// magnitudes, the contract's bound gamma(L, P) * |out| and the engine's element ratio.
+struct FullCheck {
+  std::vector<double> ref, allowed, ratio;
+};
+FullCheck full_check(const Call& inputs, const Call& outputs) {
+  const Op* op = builtin_ops().find("attention");
+  FullCheck f;
+  f.ref = op->oracle(inputs, OracleOptions{})->outputs[0];
+  const std::vector<double> mag = *op->magnitude(inputs, "out");
+  const BoundAllowance bound =
+      bound_allowance(*op, inputs, gamma(op->accumulation_length(inputs), inputs.config.dtype));
+  const std::vector<double> got = outputs.t("out").to_doubles();
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    f.allowed.push_back(bound.allowed(mag[i], f.ref[i]));
+    f.ratio.push_back(engine::element_ratio(got[i], f.ref[i], f.allowed.back()));
+  }
+  return f;
+}
+
+Options attn_opts(std::uint64_t seed, std::int64_t samples = 64) {
+  Options o;
+  o.seed = seed;
+  o.samples = samples;
+  return o;
+}
+
+std::int64_t query_rows(const Call& c) {
+  const Tensor& q = c.t("q");
+  return q.dim(0) * q.dim(1) * q.dim(2);
+}
+
+class AttentionShapes : public ::testing::TestWithParam<AttnShape> {};
+
+TEST_P(AttentionShapes, RefAttentionPasses) {
+  auto impl = registry().find_impl("ref.attention");
+  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const Call inputs = attention_inputs(GetParam(), seed);
+    Call call = inputs;
+    ASSERT_TRUE(impl->run(call).ok());
+    for (const std::int64_t samples : {std::int64_t{64}, query_rows(inputs)}) {
+      auto r = verify_attention(inputs, call, attn_opts(seed, samples));
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      EXPECT_TRUE(r->pass) << GetParam().name << " seed " << seed << ": " << r->detail;
+      EXPECT_EQ(r->method, Method::kSampled);
+      EXPECT_EQ(r->samples, std::min(samples, query_rows(inputs)) * inputs.t("q").dim(3));
+      EXPECT_GT(r->worst_ratio, 0) << "an FP32 kernel is not exact: a zero ratio means nothing was compared";
+    }
+  }
+}
+
+// Every row sampled, the verifier's worst ratio is the full check's, bit for
+// bit, at the same element: one row evaluation and one bound for both.
+TEST_P(AttentionShapes, EveryRowSampledGivesTheFullChecksRatios) {
+  auto impl = registry().find_impl("ref.attention");
+  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
+  const Call inputs = attention_inputs(GetParam(), 11);
+  Call call = inputs;
+  ASSERT_TRUE(impl->run(call).ok());
+  const FullCheck f = full_check(inputs, call);
+  const auto worst = std::max_element(f.ratio.begin(), f.ratio.end()) - f.ratio.begin();
+  auto r = verify_attention(inputs, call, attn_opts(11, query_rows(inputs)));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->worst_ratio, f.ratio[static_cast<std::size_t>(worst)]);
+  const std::int64_t d = inputs.t("q").dim(3);
+  EXPECT_EQ(r->sample_worst_row * d + r->sample_worst_col, worst);
+}
+
+// A single element moved to 1.5x its allowed error is caught, in its row;
+// 0.5x (with the honest error well inside the bound) is not a violation.
+TEST_P(AttentionShapes, CorruptedElementIsCaughtInItsRow) {
+  auto impl = registry().find_impl("ref.attention");
+  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const Call inputs = attention_inputs(GetParam(), seed);
+    Call call = inputs;
+    ASSERT_TRUE(impl->run(call).ok());
+    const FullCheck f = full_check(inputs, call);
+    const Tensor& q = inputs.t("q");
+    const std::int64_t rows = query_rows(inputs), d = q.dim(3);
+    Rng rng(seed);
+    const std::int64_t row = rng.uniform_int(0, rows - 1), j = rng.uniform_int(0, d - 1);
+    const auto i = static_cast<std::size_t>(row * d + j);
+    const double sign = rng.uniform() < 0.5 ? -1 : 1;
+    Call bad = call;
+    bad.t("out").set(row * d + j, f.ref[i] + sign * 1.5 * f.allowed[i]);
+    auto r = verify_attention(inputs, bad, attn_opts(seed, rows));
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->pass) << GetParam().name << " seed " << seed;
+    EXPECT_EQ(r->failing_rows, 1);
+    ASSERT_EQ(r->rows.size(), 1u);
+    EXPECT_EQ(r->rows.front(), row);
+    EXPECT_EQ(r->sample_worst_row, row);
+    EXPECT_EQ(r->sample_worst_col, j);
+    EXPECT_NE(r->detail.find("t " + std::to_string(row % q.dim(2)) + ", j " + std::to_string(j)), std::string::npos)
+        << r->detail;
+
+    Call small = call;
+    small.t("out").set(row * d + j, f.ref[i] + sign * 0.5 * f.allowed[i]);
+    auto ok = verify_attention(inputs, small, attn_opts(seed, rows));
+    ASSERT_TRUE(ok.ok());
+    EXPECT_TRUE(ok->pass) << ok->detail;
+  }
+}
+
+// q, k and v rounded to bf16 before an otherwise FP32 computation: a
+// systematic error in every row, so 64 sampled rows see it.
+TEST_P(AttentionShapes, Bf16InputsAreCaught) {
+  auto impl = registry().find_impl("ref.attention");
+  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const Call inputs = attention_inputs(GetParam(), seed);
+    Call coerced = inputs;
+    for (const char* name : {"q", "k", "v"}) {
+      Tensor& t = coerced.t(name);
+      for (std::int64_t i = 0; i < t.numel(); ++i) t.set(i, round_to(t.at(i), DType::kBF16));
+    }
+    ASSERT_TRUE(impl->run(coerced).ok());
+    auto r = verify_attention(inputs, coerced, attn_opts(seed));
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->pass) << GetParam().name << " seed " << seed << ": " << r->detail;
+    EXPECT_GT(r->failing_rows, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AttentionVerifier, AttentionShapes, ::testing::ValuesIn(kAttnShapes),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// An error confined to one row is seen when that row is drawn: with s of R
+// rows sampled, in about s / R of the seeds (here 1/4 over 400 seeds).
+TEST(AttentionVerifier, OneRowErrorIsSeenInAboutSamplesOverRowsOfSeeds) {
+  auto impl = registry().find_impl("ref.attention");
+  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
+  const Call inputs = attention_inputs(kAttnShapes[0], 3);
+  Call call = inputs;
+  ASSERT_TRUE(impl->run(call).ok());
+  const FullCheck f = full_check(inputs, call);
+  call.t("out").set(100, f.ref[100] + 10 * f.allowed[100]);
+  const std::int64_t rows = query_rows(inputs);  // 2 x 4 x 37 = 296
+  int caught = 0;
+  for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+    auto r = verify_attention(inputs, call, attn_opts(seed, rows / 4));
+    ASSERT_TRUE(r.ok());
+    caught += !r->pass;
+  }
+  EXPECT_GT(caught, 60);   // expected 100; binomial sd 8.7
+  EXPECT_LT(caught, 140);
+}
+
+TEST(AttentionVerifier, BoundOneStepTooTightFails) {
+  auto impl = registry().find_impl("ref.attention");
+  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
+  const Call inputs = attention_inputs(kAttnShapes[1], 4);
+  Call call = inputs;
+  ASSERT_TRUE(impl->run(call).ok());
+  auto honest = verify_attention(inputs, call, attn_opts(4, query_rows(inputs)));
+  ASSERT_TRUE(honest.ok());
+  ASSERT_TRUE(honest->pass);
+  Options tight = attn_opts(4, query_rows(inputs));
+  tight.bound_scale = honest->worst_ratio * 0.99;
+  auto r = verify_attention(inputs, call, tight);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->pass);
+}
+
+TEST(AttentionVerifier, NanOutputFailsNonFiniteInputsAreDeclinedOtherCallsRejected) {
+  auto impl = registry().find_impl("ref.attention");
+  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
+  const Call inputs = attention_inputs(kAttnShapes[0], 5);
+  Call call = inputs;
+  ASSERT_TRUE(impl->run(call).ok());
+  Call nan = call;
+  nan.t("out").set(77, std::numeric_limits<double>::quiet_NaN());
+  auto r = verify_attention(inputs, nan, attn_opts(5, query_rows(inputs)));
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->pass);
+  EXPECT_EQ(r->rows.front(), 77 / 32);
+  EXPECT_TRUE(std::isinf(r->worst_ratio));
+
+  Call inf_in = inputs;
+  inf_in.t("k").set(5, std::numeric_limits<double>::infinity());
+  auto declined = verify_attention(inf_in, call, attn_opts(5, query_rows(inputs)));
+  ASSERT_FALSE(declined.ok());
+  EXPECT_EQ(declined.status().code(), StatusCode::kUnimplemented);
+
+  EXPECT_EQ(verify_attention(inputs, call, attn_opts(5, 0)).status().code(), StatusCode::kInvalidArgument);
+  Call matmul = *builtin_ops().find("matmul")->make_call(Config{});
+  EXPECT_EQ(verify_attention(matmul, matmul, attn_opts(5)).status().code(), StatusCode::kInvalidArgument);
+}
 
 }  // namespace
 }  // namespace kc::verify
