@@ -157,8 +157,8 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
   double tail[kPanel][kMaxPassVectors];
   // The FP32 path starts its blocks at the first 32-byte-aligned column when
   // every row starts at the same alignment, so that no 8-float load splits a
-  // cache line (about 5-10% of the pass at n = 4096, measured); the columns
-  // before it go through the scalar FP64 path, like a block's tail.
+  // cache line; the columns before it go through the scalar FP64 path, like a
+  // block's tail.
   std::int64_t head = 0;
   if (kF32 && m.ld % 8 == 0) {
     const auto addr = reinterpret_cast<std::uintptr_t>(m.data);
