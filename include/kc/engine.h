@@ -118,6 +118,8 @@ struct CheckRequest {
   /// Freivalds + sampled elements, O(n^2 k); attention: sampled query rows,
   /// O(seq head_dim) each) instead of the oracle; a flagged sample is re-judged by the oracle.
   bool fast = false;
+  int fast_probes = 10;             ///< --fast-probes: Freivalds probe vectors (1..64)
+  std::int64_t fast_samples = 64;   ///< --fast-samples: sampled elements (matmul) or query rows (attention)
   /// The verification ladder's hook (kc/ladder.h): called on every sample's
   /// call after the protocol's fill and probe, before the kernel runs. It may
   /// rewrite input values, never shapes. Empty: the protocol's inputs as they are.

@@ -248,17 +248,21 @@ const Tolerance* bound_tolerance(const Tolerance& tol, DType dtype) {
 struct FastCheck {
   kc::Result<verify::Result> (*verify)(const Call& inputs, const Call& outputs, verify::Options options);
   const char* output;  ///< the output tensor it judges
-  const char* what;    ///< what it checks, for the case's note
+  bool freivalds;      ///< probes and sampled elements (matmul), or sampled rows only (attention)
+  /// What it checks with the request's probe and sample counts, for the case's note.
+  std::string what(const CheckRequest& request) const {
+    const std::string s = std::to_string(request.fast_samples);
+    return freivalds ? "Freivalds, " + std::to_string(request.fast_probes) + " Rademacher probes, + " + s +
+                           " sampled elements"
+                     : "up to " + s + " sampled query rows, every element judged";
+  }
 };
 
 /// The fast check for an op, or null where every sample keeps the oracle.
 const FastCheck* fast_check_for(std::string_view op) {
-  static const FastCheck kMatmul{verify::verify_matmul, "C",
-                                 "Freivalds, 10 Rademacher probes, + 64 sampled elements"};
-  static const FastCheck kFusedMatmul{verify::verify_fused_matmul, "C",
-                                      "Freivalds, 10 Rademacher probes, + 64 sampled elements"};
-  static const FastCheck kAttention{verify::verify_attention, "out",
-                                    "up to 64 sampled query rows, every element judged"};
+  static const FastCheck kMatmul{verify::verify_matmul, "C", true};
+  static const FastCheck kFusedMatmul{verify::verify_fused_matmul, "C", true};
+  static const FastCheck kAttention{verify::verify_attention, "out", false};
   if (op == "matmul") return &kMatmul;
   if (op == "fused_matmul") return &kFusedMatmul;
   if (op == "attention") return &kAttention;
@@ -700,6 +704,8 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           vo.gamma = *factor;  // the contract's E (c * gamma(K + 2, P), gamma(L, P)): the same per-element bound
           vo.precision = call.config.dtype;
           vo.seed = derive_seed(seed, 0x66617374ull);  // "fast"
+          vo.probes = request.fast_probes;
+          vo.samples = request.fast_samples;
           auto fr = fast_check->verify(inputs, call, vo);
           if (fr.ok() && fr->pass) {
             ++st.fast_decided;
@@ -964,7 +970,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
     if (!st.fast_flag_note.empty()) st.note(st.fast_flag_note);
     if (st.fast_decided + st.fast_flagged > 0)
       st.note(std::to_string(st.fast_decided) + " of " + std::to_string(st.fast_decided + st.full_decided) +
-              " samples passed by the fast verifier (" + fast_check->what + "; docs/verify.md)");
+              " samples passed by the fast verifier (" + fast_check->what(request) + "; docs/verify.md)");
   }
 
   // The aggregate the protocol asks for decides the verdict when it is not max.

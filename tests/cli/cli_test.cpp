@@ -52,6 +52,24 @@ TEST(Cli, JobsNeedsANumber) {
   EXPECT_NE(r.out.find("--jobs needs a number"), std::string::npos) << r.out;
 }
 
+// --fast-probes / --fast-samples reach the fast verifier (the case's note names
+// the counts it ran with) and are refused without --fast or out of range.
+TEST(Cli, FastProbesAndSamplesReachTheVerifier) {
+  const std::string gemm = src("contracts/blas/KC-GEMM-01.kc");
+  CliRun r = kc("check " + gemm + " --impl ref.matmul --fast --fast-probes 3 --fast-samples 16 --format json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Freivalds, 3 Rademacher probes, + 16 sampled elements"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"method\": \"freivalds+sampled\""), std::string::npos) << r.out;
+  CliRun alone = kc("check " + gemm + " --fast-probes 3");
+  EXPECT_EQ(alone.code, 2);
+  EXPECT_NE(alone.out.find("need --fast"), std::string::npos) << alone.out;
+  for (const char* bad : {"--fast-probes 0", "--fast-probes 65", "--fast-samples 0", "--fast-samples x"}) {
+    CliRun b = kc("check " + gemm + " --fast " + bad);
+    EXPECT_EQ(b.code, 2) << bad;
+    EXPECT_NE(b.out.find("needs a number"), std::string::npos) << bad << ": " << b.out;
+  }
+}
+
 TEST(Cli, UnknownCommandSuggestsNearest) {
   CliRun r = kc("chek");
   EXPECT_EQ(r.code, 2);

@@ -97,6 +97,10 @@ options (check, grade, calibrate):
                        fast verifier (matmul: Freivalds probes + sampled elements, O(n^2);
                        attention: sampled query rows) instead of the FP64 oracle; the
                        report's evidence.method says which check decided
+  --fast-probes K      with --fast: Freivalds probe vectors (default 10; a crafted error in
+                       one row escapes K probes with probability <= 2^-K)
+  --fast-samples S     with --fast: sampled elements (matmul) or query rows (attention),
+                       default 64
 
 options (check):
   --affected ID        re-verify contract ID and every contract downstream of it (depends)
@@ -126,6 +130,7 @@ struct Args {
   std::string out = "kc-report";
   bool color = isatty(STDOUT_FILENO) != 0;
   bool format_given = false;
+  bool fast_tuned = false;  ///< --fast-probes or --fast-samples given
   std::string affected;
   std::string dir;
   kc::ladder::LadderRequest ladder;
@@ -262,6 +267,18 @@ int parse_args(int argc, char** argv, Args* a) {
       a->request.jobs = static_cast<int>(n);
     } else if (s == "--fast") {
       a->request.fast = true;
+    } else if (s == "--fast-probes") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n) || n < 1 || n > 64)
+        return usage_error("--fast-probes needs a number of probe vectors in [1, 64]");
+      a->request.fast_probes = static_cast<int>(n);
+      a->fast_tuned = true;
+    } else if (s == "--fast-samples") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n) || n < 1 || n > 1000000)
+        return usage_error("--fast-samples needs a number of sampled elements (or rows) in [1, 1000000]");
+      a->request.fast_samples = static_cast<std::int64_t>(n);
+      a->fast_tuned = true;
     } else if (s == "--no-color") {
       a->color = false;
     } else if (!s.empty() && s[0] == '-') {
@@ -272,6 +289,7 @@ int parse_args(int argc, char** argv, Args* a) {
       a->positional.push_back(s);
     }
   }
+  if (a->fast_tuned && !a->request.fast) return usage_error("--fast-probes and --fast-samples need --fast");
   return -1;
 }
 
