@@ -13,6 +13,9 @@
 // A second table, at the largest n, times the fast check for k in {1, 2, 3, 5, 10}
 // probes, interleaved run by run, against the same sgemm, the read floor and a
 // compute floor (the check's flops at the sgemm's flop rate).
+// The header names the OpenBLAS core: where OpenBLAS misdetects the CPU (an SSE3
+// "Prescott" core on an AVX-512 machine), rerun with OPENBLAS_CORETYPE set to
+// the right one, or the ratios are against a slow sgemm.
 //
 // usage: kc_bench_freivalds [--min-n N] [--max-n N] [--probes K] [--samples S]
 #include <algorithm>
@@ -94,8 +97,9 @@ double full_check(kc::bench::DgemmFn dgemm, std::int64_t n, const std::vector<fl
 /// The fast check at one n for several probe counts, interleaved run by run so
 /// that every row sees the same machine. Besides the read floor, each row gets a
 /// compute floor: the check's 2 (k + 1) flops per element of A, B and C at the
-/// sgemm's own flop rate (OpenBLAS runs near the machine's FMA peak), i.e.
-/// t_sgemm * 3 (k + 1) / n. No check can beat max(read, compute).
+/// sgemm's own flop rate, i.e. t_sgemm * 3 (k + 1) / n — a floor when OpenBLAS
+/// dispatches its best kernels for the CPU (the header names the core it picked;
+/// OPENBLAS_CORETYPE overrides a misdetection, docs/verify.md).
 void probe_counts(const kc::backends::BlasLibrary& lib, std::int64_t n, std::int64_t samples, int threads) {
   const std::size_t nn = static_cast<std::size_t>(n * n);
   std::vector<float> a(nn), b(nn), c(nn);
