@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -600,15 +601,28 @@ std::int64_t query_rows(const Call& c) {
   return q.dim(0) * q.dim(1) * q.dim(2);
 }
 
+/// ref.attention on seeded inputs of a shape: the call as handed to the kernel
+/// and the call after it ran; nullopt when the ref backend is not registered.
+struct AttnRun {
+  Call inputs, outputs;
+};
+std::optional<AttnRun> run_ref_attention(const AttnShape& shape, std::uint64_t seed) {
+  auto impl = registry().find_impl("ref.attention");
+  if (!impl) return std::nullopt;
+  AttnRun r{attention_inputs(shape, seed), {}};
+  r.outputs = r.inputs;
+  EXPECT_TRUE(impl->run(r.outputs).ok());
+  return r;
+}
+
 class AttentionShapes : public ::testing::TestWithParam<AttnShape> {};
 
 TEST_P(AttentionShapes, RefAttentionPasses) {
-  auto impl = registry().find_impl("ref.attention");
-  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    const Call inputs = attention_inputs(GetParam(), seed);
-    Call call = inputs;
-    ASSERT_TRUE(impl->run(call).ok());
+    auto run = run_ref_attention(GetParam(), seed);
+    if (!run) GTEST_SKIP() << "ref.attention is not available here";
+    const Call& inputs = run->inputs;
+    Call& call = run->outputs;
     for (const std::int64_t samples : {std::int64_t{64}, query_rows(inputs)}) {
       auto r = verify_attention(inputs, call, attn_opts(seed, samples));
       ASSERT_TRUE(r.ok()) << r.status().to_string();
@@ -623,11 +637,10 @@ TEST_P(AttentionShapes, RefAttentionPasses) {
 // Every row sampled, the verifier's worst ratio is the full check's, bit for
 // bit, at the same element: one row evaluation and one bound for both.
 TEST_P(AttentionShapes, EveryRowSampledGivesTheFullChecksRatios) {
-  auto impl = registry().find_impl("ref.attention");
-  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
-  const Call inputs = attention_inputs(GetParam(), 11);
-  Call call = inputs;
-  ASSERT_TRUE(impl->run(call).ok());
+  auto run = run_ref_attention(GetParam(), 11);
+  if (!run) GTEST_SKIP() << "ref.attention is not available here";
+  const Call& inputs = run->inputs;
+  Call& call = run->outputs;
   const FullCheck f = full_check(inputs, call);
   const auto worst = std::max_element(f.ratio.begin(), f.ratio.end()) - f.ratio.begin();
   auto r = verify_attention(inputs, call, attn_opts(11, query_rows(inputs)));
@@ -640,12 +653,11 @@ TEST_P(AttentionShapes, EveryRowSampledGivesTheFullChecksRatios) {
 // A single element moved to 1.5x its allowed error is caught, in its row;
 // 0.5x (with the honest error well inside the bound) is not a violation.
 TEST_P(AttentionShapes, CorruptedElementIsCaughtInItsRow) {
-  auto impl = registry().find_impl("ref.attention");
-  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    const Call inputs = attention_inputs(GetParam(), seed);
-    Call call = inputs;
-    ASSERT_TRUE(impl->run(call).ok());
+    auto run = run_ref_attention(GetParam(), seed);
+    if (!run) GTEST_SKIP() << "ref.attention is not available here";
+    const Call& inputs = run->inputs;
+    Call& call = run->outputs;
     const FullCheck f = full_check(inputs, call);
     const Tensor& q = inputs.t("q");
     const std::int64_t rows = query_rows(inputs), d = q.dim(3);
@@ -700,11 +712,10 @@ INSTANTIATE_TEST_SUITE_P(AttentionVerifier, AttentionShapes, ::testing::ValuesIn
 // An error confined to one row is seen when that row is drawn: with s of R
 // rows sampled, in about s / R of the seeds (here 1/4 over 400 seeds).
 TEST(AttentionVerifier, OneRowErrorIsSeenInAboutSamplesOverRowsOfSeeds) {
-  auto impl = registry().find_impl("ref.attention");
-  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
-  const Call inputs = attention_inputs(kAttnShapes[0], 3);
-  Call call = inputs;
-  ASSERT_TRUE(impl->run(call).ok());
+  auto run = run_ref_attention(kAttnShapes[0], 3);
+  if (!run) GTEST_SKIP() << "ref.attention is not available here";
+  const Call& inputs = run->inputs;
+  Call& call = run->outputs;
   const FullCheck f = full_check(inputs, call);
   call.t("out").set(100, f.ref[100] + 10 * f.allowed[100]);
   const std::int64_t rows = query_rows(inputs);  // 2 x 4 x 37 = 296
@@ -719,11 +730,10 @@ TEST(AttentionVerifier, OneRowErrorIsSeenInAboutSamplesOverRowsOfSeeds) {
 }
 
 TEST(AttentionVerifier, BoundOneStepTooTightFails) {
-  auto impl = registry().find_impl("ref.attention");
-  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
-  const Call inputs = attention_inputs(kAttnShapes[1], 4);
-  Call call = inputs;
-  ASSERT_TRUE(impl->run(call).ok());
+  auto run = run_ref_attention(kAttnShapes[1], 4);
+  if (!run) GTEST_SKIP() << "ref.attention is not available here";
+  const Call& inputs = run->inputs;
+  Call& call = run->outputs;
   auto honest = verify_attention(inputs, call, attn_opts(4, query_rows(inputs)));
   ASSERT_TRUE(honest.ok());
   ASSERT_TRUE(honest->pass);
@@ -735,11 +745,10 @@ TEST(AttentionVerifier, BoundOneStepTooTightFails) {
 }
 
 TEST(AttentionVerifier, NanOutputFailsNonFiniteInputsAreDeclinedOtherCallsRejected) {
-  auto impl = registry().find_impl("ref.attention");
-  if (!impl) GTEST_SKIP() << "ref.attention is not available here";
-  const Call inputs = attention_inputs(kAttnShapes[0], 5);
-  Call call = inputs;
-  ASSERT_TRUE(impl->run(call).ok());
+  auto run = run_ref_attention(kAttnShapes[0], 5);
+  if (!run) GTEST_SKIP() << "ref.attention is not available here";
+  const Call& inputs = run->inputs;
+  Call& call = run->outputs;
   Call nan = call;
   nan.t("out").set(77, std::numeric_limits<double>::quiet_NaN());
   auto r = verify_attention(inputs, nan, attn_opts(5, query_rows(inputs)));
