@@ -57,19 +57,24 @@ void print_row(const std::string& label, const Counts& c, int trials, const char
 
 float round_f(float v, kc::DType t) { return static_cast<float>(kc::round_to(v, t)); }
 
+/// One element of the fp16-accumulated product: row a (contiguous) times a
+/// column of b read with stride `ldb`, every partial sum rounded to fp16
+/// through kc's software rounding.
+float fp16acc_dot(std::int64_t n, const float* a, const float* b, std::int64_t ldb) {
+  float acc = 0;
+  for (std::int64_t k = 0; k < n; ++k) acc = kc::f16_bits_to_f32(kc::f32_to_f16_bits(acc + a[k] * b[k * ldb]));
+  return acc;
+}
+
 /// C = A B with every partial sum rounded to fp16 (k innermost): the reference
-/// emulation, one element at a time through kc's software fp16 rounding.
+/// emulation, one element at a time (B transposed first, so columns are contiguous).
 void gemm_fp16_accumulator_scalar(std::int64_t n, const std::vector<float>& a, const std::vector<float>& b,
                                   std::vector<float>& c) {
   std::vector<float> bt(b.size());
   for (std::int64_t k = 0; k < n; ++k)
     for (std::int64_t j = 0; j < n; ++j) bt[j * n + k] = b[k * n + j];
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      float acc = 0;
-      for (std::int64_t k = 0; k < n; ++k) acc = kc::f16_bits_to_f32(kc::f32_to_f16_bits(acc + a[i * n + k] * bt[j * n + k]));
-      c[i * n + j] = acc;
-    }
+    for (std::int64_t j = 0; j < n; ++j) c[i * n + j] = fp16acc_dot(n, &a[i * n], &bt[j * n], 1);
 }
 
 // The same arithmetic 8 output columns per vector: acc = fp16(fp32(acc + fp32(a_ik b_kj))).
@@ -116,11 +121,7 @@ __attribute__((target("avx2,f16c"))) void fp16acc_rows_avx2(std::int64_t n, cons
     if (j8 > j16) fp16acc_tile<1, 1>(n, a, b, c, i, j16);
   }
   for (i = i0; i < i1; ++i)
-    for (std::int64_t j = j8; j < n; ++j) {
-      float acc = 0;
-      for (std::int64_t k = 0; k < n; ++k) acc = kc::f16_bits_to_f32(kc::f32_to_f16_bits(acc + a[i * n + k] * b[k * n + j]));
-      c[i * n + j] = acc;
-    }
+    for (std::int64_t j = j8; j < n; ++j) c[i * n + j] = fp16acc_dot(n, a + i * n, b + j, n);
 }
 
 bool have_f16c() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"); }

@@ -168,7 +168,7 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
   std::int64_t head = 0;
   if (kF32 && m.ld % 8 == 0) {
     const auto addr = reinterpret_cast<std::uintptr_t>(m.data);
-    if (addr % sizeof(float) == 0) head = std::min<std::int64_t>(n, static_cast<std::int64_t>((32 - addr % 32) % 32 / 4));
+    if (addr % sizeof(float) == 0) head = std::min(n, static_cast<std::int64_t>((32 - addr % 32) % 32 / 4));
   }
   for (std::int64_t i0 = rb; i0 < re; i0 += kPanel) {
     const std::int64_t i1 = std::min(re, i0 + kPanel);
