@@ -359,6 +359,13 @@ std::string repro_command(const Contract& contract, const std::string& contract_
   out << "kc check " << shell_quote(contract_file) << " --contract " << shell_quote(contract.id)
       << " --impl " << shell_quote(impl) << " --seed " << seed;
   if (request.samples) out << " --samples " << *request.samples;
+  // The run's own verifier: a case that --fast passed is re-run the same way.
+  if (request.fast) {
+    const CheckRequest defaults;
+    out << " --fast";
+    if (request.fast_probes != defaults.fast_probes) out << " --fast-probes " << request.fast_probes;
+    if (request.fast_samples != defaults.fast_samples) out << " --fast-samples " << request.fast_samples;
+  }
   if (!config.empty()) out << " --config " << shell_quote(config) << " --sample " << sample;
   for (const auto& p : request.plugin_paths) out << " --plugin " << shell_quote(p);
   return out.str();

@@ -70,6 +70,27 @@ TEST(Cli, FastProbesAndSamplesReachTheVerifier) {
   }
 }
 
+// A repro line from a --fast run re-runs the case with the same verifier
+// settings, and reproduces the violation.
+TEST(Cli, FastRunReproCarriesTheVerifierSettings) {
+  CliRun r = kc("check " + src("contracts/classes/C-PRC-01.kc") + " --plugin " KC_PLUGIN +
+                " --impl example.matmul_fp16acc --fast --fast-probes 3 --fast-samples 16 --no-color");
+  EXPECT_EQ(r.code, 1) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("repro: kc (check [^\\n]*)"))) << r.out;
+  const std::string repro = m[1];
+  EXPECT_NE(repro.find(" --fast --fast-probes 3 --fast-samples 16"), std::string::npos) << repro;
+  CliRun again = kc(repro + " --no-color");
+  EXPECT_EQ(again.code, 1) << repro << "\n" << again.out;
+  EXPECT_NE(again.out.find("SATURATION(65504)"), std::string::npos) << again.out;
+  // Default counts are not spelled out.
+  CliRun d = kc("check " + src("contracts/classes/C-PRC-01.kc") + " --plugin " KC_PLUGIN +
+                " --impl example.matmul_fp16acc --fast --no-color");
+  ASSERT_TRUE(std::regex_search(d.out, m, std::regex("repro: kc (check [^\\n]*)"))) << d.out;
+  EXPECT_NE(m[1].str().find(" --fast "), std::string::npos) << m[1];
+  EXPECT_EQ(m[1].str().find("--fast-probes"), std::string::npos) << m[1];
+}
+
 TEST(Cli, UnknownCommandSuggestsNearest) {
   CliRun r = kc("chek");
   EXPECT_EQ(r.code, 2);
