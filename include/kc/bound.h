@@ -24,4 +24,12 @@ struct BoundAllowance {
 /// The allowance of a `bound` tolerance whose expression evaluated to `factor` for `call`.
 BoundAllowance bound_allowance(const Op& op, const Call& call, double factor);
 
+/// Gradual underflow in C = alpha op(A) op(B) + beta C0 computed in precision
+/// p (Op::underflow_allowance for matmul; kc::verify's GEMM bounds): each of
+/// the K products may err by lambda = underflow_unit(p) absolute, and their sum
+/// is scaled by alpha; the alpha and beta scalings and the final rounding add
+/// lambda each. (max(1, |alpha|) K + 4) lambda: (K + 4) lambda for |alpha| <= 1,
+/// which also covers a kernel that scales A by alpha before multiplying.
+double gemm_underflow_allowance(double k, double alpha, DType p);
+
 }  // namespace kc

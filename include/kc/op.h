@@ -129,8 +129,9 @@ class Op {
   /// may underflow: (L + 2) lambda. The oracle comparison and the algebraic
   /// properties both add it per call. (An op whose error model amplifies an
   /// intermediate's underflow, e.g. swiglu's silu(g) times up, puts that
-  /// amplified term in its magnitude instead.)
-  double underflow_allowance(const Call& call) const;
+  /// amplified term in its magnitude instead.) Matmul scales its K products
+  /// by alpha: gemm_underflow_allowance (kc/bound.h).
+  virtual double underflow_allowance(const Call& call) const;
   /// Variables for tolerance expressions: N, K, M, max|x|, sum|x|, ...
   virtual std::map<std::string, double> expr_vars(const Call& call) const;
   /// Whether the kInOut tensor `name` is write-only in this call (its incoming

@@ -206,6 +206,10 @@ double Op::underflow_allowance(const Call& call) const {
   return (accumulation_length(call) + 2) * underflow_unit(call.config.dtype);
 }
 
+double gemm_underflow_allowance(double k, double alpha, DType p) {
+  return (std::max(1.0, std::fabs(alpha)) * k + 4) * underflow_unit(p);
+}
+
 double BoundAllowance::allowed(double magnitude, double ref) const {
   return factor * magnitude + rounding * std::fabs(ref) + underflow;
 }

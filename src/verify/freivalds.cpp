@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "kc/bound.h"
 #include "kc/rng.h"
 #include "kc/verify.h"
 #include "verify/thin_product.h"
@@ -106,6 +107,9 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
   if (!(g < 1)) return invalid_argument("the error model's gamma is >= 1: K is too large for the precision");
 
   Rng rng(opt.seed);
+  // Gradual underflow in the kernel, as the full check allows it
+  // (Op::underflow_allowance for matmul): an absolute term per element.
+  const double under = gemm_underflow_allowance(static_cast<double>(K), pr.alpha, opt.precision);
   // ---- Freivalds: probes p-major with padded strides (detail::padded_stride).
   if (nv > 0 && M > 0) {
     res.probes = nv;
@@ -116,6 +120,11 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     for (int p = 0; p < nv; ++p)
       for (std::int64_t j = 0; j < N; ++j)
         x[static_cast<std::size_t>(p * ldx + j)] = rademacher ? ((rng.next_u64() >> 63) ? 1.0 : -1.0) : rng.normal();
+    // sum_j |x_j| per probe: the kernel's underflow term enters row i's
+    // residual as under * ||x||_1.
+    std::vector<double> x_l1(static_cast<std::size_t>(nv), 0.0);
+    for (int p = 0; p < nv; ++p)
+      for (std::int64_t j = 0; j < N; ++j) x_l1[p] += std::fabs(x[static_cast<std::size_t>(p * ldx + j)]);
     // FP32 blocks (detail::ThinPass::vf) for the signed products of long sums:
     // with Rademacher probes B X and C X are exact in every product, and the
     // extra FP32 rounding is a few dozen u32 against the kernel's (K + 2) u.
@@ -244,7 +253,9 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
           return unimplemented("inputs are not finite: the Freivalds bound is undefined (use the full oracle)");
         const double resid = std::fabs(y[ip] - expect);
         const double bound =
-            opt.bound_scale * ((g * m_i + u * cabs_i) / (1 - u) + (gd + gf) * (m_i + cabs_i) + uf) * (1 + gd);
+            opt.bound_scale *
+            ((g * m_i + u * cabs_i) / (1 - u) + under * x_l1[p] * (1 + gd) + (gd + gf) * (m_i + cabs_i) + uf) *
+            (1 + gd);
         double ratio = bound > 0 ? resid / bound : (resid == 0 ? 0 : std::numeric_limits<double>::infinity());
         if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();  // NaN in C
         if (ratio > res.freivalds_ratio || res.freivalds_worst_row < 0) {
@@ -341,8 +352,9 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
         }
         if (!std::isfinite(mag))
           return unimplemented("inputs are not finite: the sampled bound is undefined (use the full oracle)");
-        // |C_hat - C*| <= (g mag + u |C*|) / (1 - u) (the kernel), |ref - C*| <= gk mag (this sum).
-        const double bound = opt.bound_scale * ((g * mag + u * std::fabs(ref)) / (1 - u) + gk * mag) * (1 + gk);
+        // |C_hat - C*| <= (g mag + u |C*|) / (1 - u) + under (the kernel), |ref - C*| <= gk mag (this sum).
+        const double bound =
+            opt.bound_scale * ((g * mag + u * std::fabs(ref)) / (1 - u) + under + gk * mag) * (1 + gk);
         const double resid = std::fabs(elem(pr.c, i, j) - ref);
         double ratio = bound > 0 ? resid / bound : (resid == 0 ? 0 : std::numeric_limits<double>::infinity());
         if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kc/bound.h"
 #include "ops/class_ops_util.h"
 #include "ops/probe.h"
 
@@ -196,6 +197,10 @@ class MatmulOp final : public Op {
     return name == "C" && call.get_double("beta", 0) == 0;  // beta = 0: C is not read
   }
   double accumulation_length(const Call& call) const override { return static_cast<double>(call.get_int("K", 64)) + 2; }
+  double underflow_allowance(const Call& call) const override {
+    return gemm_underflow_allowance(static_cast<double>(call.get_int("K", 64)), problem_of(call).alpha,
+                                    call.config.dtype);
+  }
 
   std::map<std::string, double> expr_vars(const Call& call) const override {
     std::map<std::string, double> vars = Op::expr_vars(call);

@@ -146,6 +146,10 @@ TEST(MatmulOracle, HandComputedTwoByTwoByThree) {
   ASSERT_TRUE(mag.ok());
   EXPECT_EQ(*mag, (std::vector<double>{18, 30, 50, 62}));  // all terms positive
   EXPECT_EQ(op_named("matmul").accumulation_length(c), 5);
+  // Gradual underflow of the K = 3 products scales with alpha = 2: (2 K + 4) lambda.
+  EXPECT_EQ(op_named("matmul").underflow_allowance(c), 10 * underflow_unit(DType::kF32));
+  Call half = call_for("matmul", {{"M", "2"}, {"N", "2"}, {"K", "3"}, {"alpha", "0.5"}});
+  EXPECT_EQ(op_named("matmul").underflow_allowance(half), 7 * underflow_unit(DType::kF32));
   const auto vars = op_named("matmul").expr_vars(c);
   EXPECT_EQ(vars.at("M"), 2);
   EXPECT_EQ(vars.at("N"), 2);

@@ -390,6 +390,40 @@ TEST(ThinPass, Fp32BlocksStayWithinTheirRoundingBound) {
     }
 }
 
+// Products below FP32's smallest subnormal: an honest kernel's result is
+// mostly underflow, which the full check allows per element ((max(1, |alpha|) K
+// + 4) lambda, gemm_underflow_allowance) and so must the fast one, in the
+// Freivalds rows and in the sampled elements, for both probe kinds. A corrupted
+// element beyond its row's bound is still caught.
+TEST(FreivaldsVerifier, UnderflowingProductsOfAnHonestKernelPass) {
+  for (const ProbeKind kind : {ProbeKind::kRademacher, ProbeKind::kGaussian}) {
+    Rng rng(21);
+    Gemm g(32, 40, 64, false, false, 0, rng);
+    for (auto& v : g.a) v *= 1e-23f;  // products ~1e-46 < 1.4e-45
+    for (auto& v : g.b) v *= 1e-23f;
+    g.alpha = 4;  // scales the products' underflow with it
+    g.run();
+    for (const std::int64_t samples : {std::int64_t{0}, std::int64_t{32 * 40}}) {
+      Options o = opts(5, samples == 0 ? 10 : 0, samples);
+      o.probe = kind;
+      o.keep_row_bounds = true;
+      auto honest = verify_gemm(g.problem(), o);
+      ASSERT_TRUE(honest.ok()) << honest.status().to_string();
+      EXPECT_TRUE(honest->pass) << honest->detail;
+    }
+    Options o = opts(5, 10, 0);
+    o.probe = kind;
+    o.keep_row_bounds = true;
+    auto honest = verify_gemm(g.problem(), o);
+    ASSERT_TRUE(honest.ok());
+    g.c[static_cast<std::size_t>(5 * g.ldc + 9)] += static_cast<float>(1.5 * honest->row_bounds[5]);
+    auto bad = verify_gemm(g.problem(), o);
+    ASSERT_TRUE(bad.ok());
+    EXPECT_FALSE(bad->pass);
+    EXPECT_EQ(bad->freivalds_worst_row, 5);
+  }
+}
+
 // FP32 magnitude sums that overflow (|C| row sums past 3.4e38 on a finite C)
 // must not turn the bound into infinity: the check redoes them in FP64 and
 // still passes the honest kernel and catches a corrupted element.
