@@ -231,6 +231,40 @@ void classify_wire_precision(const Op& op, const Call& inputs, const Observation
   }
 }
 
+void classify_accumulator_precision(const Op& op, const Call& inputs, const Observation& obs,
+                                    std::vector<Signature>* sigs, std::vector<std::string>* notes) {
+  const double len = op.accumulation_length(inputs);
+  if (!(len >= 2) || obs.got.empty() || obs.got.size() != obs.ref.size()) return;
+  auto mag = op.magnitude(inputs, obs.output);
+  if (!mag.ok() || mag->size() < obs.got.size()) return;
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    std::size_t ref_on_grid = 0;
+    bool explained = true;
+    double worst = 0;
+    // A t accumulation's bound, gradual underflow in t included (Op::underflow_allowance's model).
+    const double g = gamma(len, t), u = unit_roundoff(t), under = (len + 2) * underflow_unit(t);
+    for (std::size_t i = 0; i < obs.got.size() && explained; ++i) {
+      const double got = obs.got[i], ref = obs.ref[i];
+      explained = std::isfinite(got) && round_to(got, t) == got;
+      if (round_to(ref, t) == ref) ++ref_on_grid;
+      const double r = element_ratio(got, ref, g * (*mag)[i] + u * std::fabs(ref) + under);
+      explained = explained && r <= 1;
+      worst = std::max(worst, r);
+    }
+    // Most reference values off the grid: a got value on it is then no accident
+    // (a random FP32 value is a fp16 value with probability ~2^-13).
+    if (!explained || 2 * ref_on_grid >= obs.got.size()) continue;
+    const std::string name(dtype_info(t).short_name);
+    sigs->push_back({"ACCUMULATOR_PRECISION", {name}});
+    notes->push_back("every element of '" + obs.output + "' is a " + name + " value (against " +
+                     std::to_string(ref_on_grid) + " of " + std::to_string(obs.got.size()) +
+                     " reference values) and within the error of a " + name + " accumulation (gamma(" +
+                     fmt_g(len) + ", " + name + ") * magnitude, max ratio " + fmt_g(worst) +
+                     "): the sum was accumulated in " + name);
+    return;
+  }
+}
+
 void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options,
                            const Observation& obs, std::vector<Signature>* sigs,
                            std::vector<std::string>* notes) {

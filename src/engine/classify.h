@@ -44,6 +44,15 @@ void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions&
 void classify_wire_precision(const Op& op, const Call& inputs, const Observation& obs,
                              std::vector<Signature>* signatures, std::vector<std::string>* notes);
 
+/// Accumulator precision of a sum (ops with accumulation length >= 2, e.g.
+/// matmul): names the coarsest format t (BF16, then FP16) such that every
+/// output value is a t value, while most reference values are not, and every
+/// element is within what a t accumulation allows, gamma(L, t) * magnitude +
+/// u(t) |ref| + (L + 2) lambda(t). Both are needed: the grid alone could be
+/// integer data, the bound alone a dropped term of a short sum.
+void classify_accumulator_precision(const Op& op, const Call& inputs, const Observation& obs,
+                                    std::vector<Signature>* signatures, std::vector<std::string>* notes);
+
 /// Alternative semantics: re-runs the oracle with another value of a
 /// semantic parameter (e.g. activation gelu_tanh where gelu_erf is
 /// configured) and names the one that explains the output.

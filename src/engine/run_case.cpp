@@ -940,6 +940,8 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
     if (sigs.empty() && st.first_failure_inputs)
       classify_wire_precision(op, *st.first_failure_inputs, *st.first_failure, &sigs, &notes);
     if (sigs.empty() && st.first_failure_inputs)
+      classify_accumulator_precision(op, *st.first_failure_inputs, *st.first_failure, &sigs, &notes);
+    if (sigs.empty() && st.first_failure_inputs)
       classify_alternatives(op, *st.first_failure_inputs, oracle_options, *st.first_failure, &sigs, &notes);
     if (sigs.empty() && st.first_failure_inputs)
       classify_training(op, *st.first_failure_inputs, oracle_options, *st.first_failure, &sigs, &notes);

@@ -60,7 +60,7 @@ const std::vector<std::string>& known_signatures() {
       "ERROR_BOUND_EXCEEDED", "TOLERANCE_EXCEEDED",  "ORDER_DEPENDENT",
       "TYPE_COERCION",       "STALE_OUTPUT",         "LOSS_SCALE",
       "FTZ_OBSERVED",        "IEEE_OBSERVED",        "MISSING_RAISE",
-      "UNEXPECTED_RAISE",    "WIRE_PRECISION",
+      "UNEXPECTED_RAISE",    "WIRE_PRECISION",       "ACCUMULATOR_PRECISION",
       "PROPERTY_VIOLATED",
       // training ops (engine/classify_train.cpp)
       "GRADIENT_WITHOUT_SOFTMAX", "MISSING_T2_SCALING", "KL_REVERSED", "COUPLED_WEIGHT_DECAY",

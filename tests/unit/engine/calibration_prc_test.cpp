@@ -9,6 +9,7 @@
 #include <string>
 
 #include "calibration/calibration_backend.h"
+#include "engine/classify.h"
 #include "kc/calibrate.h"
 #include "tests/unit/engine/trio.h"
 #include "kc/engine.h"
@@ -42,6 +43,54 @@ TEST(PrcSignatures, Fp16BlockAccumulatorSaturatesAtTheFp16Maximum) {
   EXPECT_EQ(r.signatures.front().to_string(), "SATURATION(65504)");
   // Every output's reference (~4 * 65504) is past the fp16 maximum: all fail.
   EXPECT_EQ(r.evidence.failures, r.evidence.elements);
+}
+
+// C-PRC-01's baseline (a bf16 accumulator over K) is named by its
+// accumulator: every output a bf16 value, each within a bf16 sum's bound.
+TEST(PrcSignatures, Bf16AccumulatorIsNamedByItsOutputGrid) {
+  const CaseResult r = check_one("C-PRC-01", "calib.matmul_bf16acc");
+  EXPECT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  ASSERT_FALSE(r.signatures.empty()) << r.reason;
+  EXPECT_EQ(r.signatures.front().to_string(), "ACCUMULATOR_PRECISION(bf16)");
+}
+
+// The accumulator detector needs both the grid and the bound, and leaves
+// data whose references are on the grid themselves alone.
+TEST(PrcSignatures, AccumulatorPrecisionNeedsTheGridAndTheBound) {
+  const Op* matmul = builtin_ops().find("matmul");
+  ASSERT_NE(matmul, nullptr);
+  auto observe = [&](FillSpec fill, auto&& make_got) {
+    Config config;
+    config.params = {{"M", "8"}, {"N", "8"}, {"K", "64"}};
+    auto call = matmul->make_call(config);
+    EXPECT_TRUE(call.ok());
+    Rng rng(5);
+    matmul->fill(*call, fill, rng);
+    auto oracle = matmul->oracle(*call, {});
+    EXPECT_TRUE(oracle.ok());
+    Observation obs;
+    obs.output = "C";
+    obs.ref = oracle->outputs[0];
+    obs.allowed.assign(obs.ref.size(), 0.0);
+    for (double v : obs.ref) obs.got.push_back(make_got(v));
+    std::vector<Signature> sigs;
+    std::vector<std::string> notes;
+    classify_accumulator_precision(*matmul, *call, obs, &sigs, &notes);
+    return sigs.empty() ? std::string() : sigs.front().to_string();
+  };
+  // On the fp16 grid (not the bf16 one) and within the fp16 bound: named.
+  EXPECT_EQ(observe(FillSpec{}, [](double v) { return round_to(v, DType::kF16); }), "ACCUMULATOR_PRECISION(fp16)");
+  EXPECT_EQ(observe(FillSpec{}, [](double v) { return round_to(v, DType::kBF16); }), "ACCUMULATOR_PRECISION(bf16)");
+  // On the grid but far beyond what an fp16 sum allows (twice the value): not named.
+  EXPECT_EQ(observe(FillSpec{}, [](double v) { return round_to(2 * v, DType::kF16); }), "");
+  // Within the bound but off the grid (an FP32 value a little off): not named.
+  EXPECT_EQ(observe(FillSpec{}, [](double v) { return static_cast<float>(v * (1 + 1e-4)); }), "");
+  // Integer data: the references are on every grid, so the grid says nothing.
+  FillSpec ints;
+  ints.kind = FillSpec::Kind::kInteger;
+  ints.a = -3;
+  ints.b = 3;
+  EXPECT_EQ(observe(ints, [](double v) { return v + 1; }), "");
 }
 
 TEST(PrcSignatures, NaiveSoftmaxOverflowsOnlyOnOffsetRows) {
