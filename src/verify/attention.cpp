@@ -90,19 +90,20 @@ kc::Result<Result> verify_attention(const Call& inputs, const Call& outputs, Opt
   Rng rng(options.seed);
   const std::vector<std::int64_t> sampled = distinct_sample(rows, options.samples, rng);
 
-  const std::int64_t head_elems = s.seq * s.head_dim;
   std::vector<double> k_head, v_head, q_row, ref(static_cast<std::size_t>(s.head_dim)),
       mag(static_cast<std::size_t>(s.head_dim));
-  std::int64_t loaded = -1;  // b * kv_heads + g of the kv head in k_head / v_head
+  std::int64_t loaded = -1;      // b * kv_heads + g of the kv head in k_head / v_head
+  std::int64_t loaded_rows = 0;  // its first rows held there (a causal row t reads rows 0..t)
   double worst_got = 0, worst_ref = 0, worst_allowed = 0;
   for (const std::int64_t row : sampled) {
     // Sampled rows ascend, so consecutive rows mostly share their kv head.
     const std::int64_t t = row % s.seq, h = (row / s.seq) % s.heads, b = row / (s.seq * s.heads);
-    const std::int64_t g = s.kv_head(h);
-    if (b * s.kv_heads + g != loaded) {
+    const std::int64_t g = s.kv_head(h), needed = s.causal ? t + 1 : s.seq;
+    if (b * s.kv_heads + g != loaded || needed > loaded_rows) {
       loaded = b * s.kv_heads + g;
-      read_flat(k, s.at(b, s.kv_heads, g, 0), head_elems, &k_head);
-      read_flat(v, s.at(b, s.kv_heads, g, 0), head_elems, &v_head);
+      loaded_rows = needed;
+      read_flat(k, s.at(b, s.kv_heads, g, 0), needed * s.head_dim, &k_head);
+      read_flat(v, s.at(b, s.kv_heads, g, 0), needed * s.head_dim, &v_head);
     }
     const std::int64_t at = s.at(b, s.heads, h, t);
     read_flat(q, at, s.head_dim, &q_row);
