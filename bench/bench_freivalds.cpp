@@ -95,7 +95,9 @@ double full_check(kc::bench::DgemmFn dgemm, std::int64_t n, const std::vector<fl
 }
 
 /// The fast check at one n for several probe counts, interleaved run by run so
-/// that every row sees the same machine. Besides the read floor, each row gets a
+/// that every row sees the same machine, in an order rotated each run so that
+/// no count always runs in the same position after the sgemm (this guest's
+/// speed drifts within seconds: docs/verify.md, "Cost"). Besides the read floor, each row gets a
 /// compute floor: the check's 2 (k + 1) flops per element of A, B and C at the
 /// sgemm's own flop rate, i.e. t_sgemm * 3 (k + 1) / n — a floor when OpenBLAS
 /// dispatches its best kernels for the CPU (the header names the core it picked;
@@ -114,7 +116,8 @@ void probe_counts(const kc::backends::BlasLibrary& lib, std::int64_t n, std::int
   for (int k : {1, 2, 3, 5, 10}) rows.push_back({k});
   double t_gemm = 1e30, t_read = 1e30;
   volatile double sink = 0;
-  for (int r = 0; r < 3; ++r) {
+  const int runs = static_cast<int>(rows.size());
+  for (int r = 0; r < runs; ++r) {
     auto t0 = Clock::now();
     kc::bench::sgemm_rowmajor(lib, n, n, n, a.data(), b.data(), c.data());
     t_gemm = std::min(t_gemm, seconds_since(t0));
@@ -127,7 +130,8 @@ void probe_counts(const kc::backends::BlasLibrary& lib, std::int64_t n, std::int
     p.a = {a.data(), n, n, n};
     p.b = {b.data(), n, n, n};
     p.c = {c.data(), n, n, n};
-    for (Row& row : rows) {
+    for (int q = 0; q < runs; ++q) {
+      Row& row = rows[static_cast<std::size_t>((q + r) % runs)];
       kc::verify::Options o;
       o.probes = row.probes;
       o.samples = samples;
@@ -139,9 +143,9 @@ void probe_counts(const kc::backends::BlasLibrary& lib, std::int64_t n, std::int
       row.pass = row.pass && v.ok() && v->pass;
     }
   }
-  std::printf("\nfast check at n = %lld by probe count k (best of 3; sgemm %.2f ms, read %.3f ms; + %lld sampled "
+  std::printf("\nfast check at n = %lld by probe count k (best of %d, order rotated; sgemm %.2f ms, read %.3f ms; + %lld sampled "
               "elements)\ncompute floor = the check's 2 (k + 1) flops per element of A, B, C at the sgemm's flop rate\n",
-              static_cast<long long>(n), t_gemm * 1e3, t_read * 1e3, static_cast<long long>(samples));
+              static_cast<long long>(n), runs, t_gemm * 1e3, t_read * 1e3, static_cast<long long>(samples));
   std::printf("%6s %10s %11s %11s %14s %16s\n", "k", "check ms", "check/gemm", "check/read", "compute floor",
               "check/max(floors)");
   for (const Row& row : rows) {
