@@ -406,7 +406,6 @@ TEST(FreivaldsVerifier, UnderflowingProductsOfAnHonestKernelPass) {
     for (const std::int64_t samples : {std::int64_t{0}, std::int64_t{32 * 40}}) {
       Options o = opts(5, samples == 0 ? 10 : 0, samples);
       o.probe = kind;
-      o.keep_row_bounds = true;
       auto honest = verify_gemm(g.problem(), o);
       ASSERT_TRUE(honest.ok()) << honest.status().to_string();
       EXPECT_TRUE(honest->pass) << honest->detail;
