@@ -17,11 +17,14 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cuda_status.h"
 #include "device_buffer.h"
+#include "kc/child.h"
 #include "kernels.h"
 
 #if KC_CUDA_HAVE_CUDNN
@@ -408,6 +411,9 @@ class CudaImpl final : public Impl {
 
   Status run(Call& call) const override {
     std::lock_guard<std::mutex> lock(ctx_->run_mutex());
+    // From here this process holds a CUDA context: workers forked later
+    // cannot use CUDA (kc/child.h).
+    note_runtime_started("cuda");
     Status s = run_(*ctx_, call);
     if (!s.ok()) return s.with_context(decl_.name);
     return s;
@@ -566,6 +572,8 @@ std::vector<std::shared_ptr<const Impl>> make_impls(const std::shared_ptr<CudaCo
     d.accumulator = DType::kF32;
     d.determinism = Determinism::kBitwise;
     d.extra["calibration"] = "bad";
+    d.extra["broken_on_purpose"] =
+        "mis-declared on purpose (C-ORD-02 must catch it): graded only when an --impl filter names it";
     d.source =
         "deliberately mis-declared copy of cuda.sum_atomic (DESIGN.md C-ORD-02 example: "
         "atomic-add reduction declared BITWISE)";
@@ -670,6 +678,25 @@ std::string device_text(int device) {
   return out;
 }
 
+/// What the probe learns, as three lines: "1" or "0" (a device is usable),
+/// the versions (and the device), the reason. Runs in a short-lived child, so
+/// kc's own process never initialises CUDA and the workers it forks can.
+Result<std::string> probe_device() {
+  std::string version = library_versions();
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    return "0\n" + version + "\nno CUDA device (cudaGetDeviceCount: " +
+           (err != cudaSuccess ? cudaGetErrorString(err) : "0 devices") + ")";
+  }
+  int device = 0;
+  (void)cudaGetDevice(&device);
+  return "1\n" + version + "; " + device_text(device) + "\ndevice " + std::to_string(device) + " of " +
+         std::to_string(count);
+}
+
+constexpr double kProbeTimeoutS = 60;
+
 class CudaBackend final : public Backend {
  public:
   std::string_view name() const override { return "cuda"; }
@@ -679,22 +706,23 @@ class CudaBackend final : public Backend {
     info.name = "cuda";
     info.description =
         "cuBLAS sgemm (default, pedantic, TF32), cuDNN softmax, in-project CUDA kernels";
-    info.version = library_versions();
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
+    auto probed = run_in_child(probe_device, kProbeTimeoutS, "the CUDA probe (a child process)");
+    std::vector<std::string> lines;
+    if (probed.ok()) {
+      std::istringstream in(*probed);
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+    }
+    if (lines.size() != 3) {
       info.available = false;
-      info.reason = std::string("no CUDA device (cudaGetDeviceCount: ") +
-                    (err != cudaSuccess ? cudaGetErrorString(err) : "0 devices") + ")";
+      info.reason = probed.ok() ? "the CUDA probe gave an unreadable answer: " + *probed
+                                : probed.status().message();
       available_ = false;
       return info;
     }
-    int device = 0;
-    (void)cudaGetDevice(&device);
-    info.available = true;
-    info.version += "; " + device_text(device);
-    info.reason = "device " + std::to_string(device) + " of " + std::to_string(count);
-    available_ = true;
+    info.available = lines[0] == "1";
+    info.version = lines[1];
+    info.reason = lines[2];
+    available_ = info.available;
     return info;
   }
 

@@ -20,7 +20,11 @@ __global__ void matmul_tiled_kernel(int m, int n, int k, bool trans_a, bool tran
   const int row = blockIdx.y * kTile + ty;
   const int col = blockIdx.x * kTile + tx;
   float acc = 0.0f;
-  for (int k0 = 0; k0 < k; k0 += kTile) {
+  // BLAS: "when alpha is zero then A and B are not referenced" (C := beta C),
+  // so a NaN or Inf in A or B must not reach C: with alpha = 0 nothing is
+  // loaded and acc stays 0 (KC-GEMM-03). The branch is uniform.
+  const int k_used = alpha == 0.0f ? 0 : k;
+  for (int k0 = 0; k0 < k_used; k0 += kTile) {
     // as[ty][tx] = op(A)(row, k0 + tx); bs[ty][tx] = op(B)(k0 + ty, col).
     const int ka = k0 + tx, kb = k0 + ty;
     float av = 0.0f, bv = 0.0f;

@@ -6,7 +6,7 @@
 // its worker threads at initialisation; a forked child has none of them and
 // waits forever). kc therefore never initialises OpenCL in its own process
 // unless a kernel runs there (--isolate none): probing and `kc vet` builds run
-// in a short-lived child (run_in_child), and each worker process initialises
+// in a short-lived child (kc::run_in_child, kc/child.h), and each worker process initialises
 // its own runtime after the fork. A runtime created in a process that then
 // forked is refused in the child with a clear error instead of a hang.
 #pragma once
@@ -121,12 +121,6 @@ Status set_args(cl_kernel k, const T&... args) {
   (void)((s = set_arg(k, i++, args)).ok() && ...);
   return s;
 }
-
-/// Runs `fn` in a forked child and returns the text it produced, so the
-/// parent never initialises OpenCL. The child's own failure (a non-OK Status)
-/// comes back as that Status; a crash, or no answer within `timeout_s`, is
-/// kUnavailable naming the signal or the timeout.
-Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn, double timeout_s);
 
 /// Seconds since `t0`.
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {

@@ -9,6 +9,7 @@
 
 #include "cl_impl.h"
 #include "cl_runtime.h"
+#include "kc/child.h"
 #include "user_kernels.h"
 
 #if KC_OPENCL_HAVE_CLBLAST
@@ -93,7 +94,7 @@ class OpenclBackend final : public Backend {
     info.description =
         "in-project OpenCL C kernels (default, -cl-fast-relaxed-math, -cl-denorms-are-zero builds) and CLBlast";
     const std::string blast = clblast_version();
-    auto probed = opencl::run_in_child(probe_in_child, kProbeTimeoutS);
+    auto probed = run_in_child(probe_in_child, kProbeTimeoutS, "the OpenCL child process");
     if (!probed.ok()) {
       info.available = false;
       info.reason = probed.status().message();
@@ -166,7 +167,7 @@ class OpenclUserBackend final : public Backend {
         info_ = info;
         return info;
       }
-      auto built = opencl::run_in_child([&] { return build_user_in_child(*src); }, kProbeTimeoutS);
+      auto built = run_in_child([&] { return build_user_in_child(*src); }, kProbeTimeoutS, "the OpenCL child process");
       if (!built.ok()) {
         info.reason = path + ": " + built.status().message();
         info_ = info;
@@ -203,7 +204,7 @@ std::unique_ptr<Backend> make_opencl_user_backend(std::vector<std::string> sourc
 
 Result<std::string> build_opencl_source(const std::string& path) {
   KC_ASSIGN_OR_RETURN(opencl::UserSource src, opencl::parse_user_source(path));
-  auto built = opencl::run_in_child([&] { return build_user_in_child(src); }, kProbeTimeoutS);
+  auto built = run_in_child([&] { return build_user_in_child(src); }, kProbeTimeoutS, "the OpenCL child process");
   if (!built.ok()) {
     if (built.status().code() == StatusCode::kInvalidArgument)
       return invalid_argument("building " + path + " failed: " + built.status().message());

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <utility>
 
+#include "kc/child.h"
+
 namespace kc::backends {
 
 namespace {
@@ -167,7 +169,7 @@ class PluginImpl final : public Impl {
 };
 
 Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle> lib,
-                              const std::string& backend) {
+                              const std::string& backend, const std::string& device_runtime) {
   if (!p)
     return unavailable("kc_plugin_init returned NULL (plugin refused host ABI " +
                        std::to_string(KC_PLUGIN_ABI_VERSION) + ")");
@@ -197,6 +199,7 @@ Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle>
     decl.backend = backend;
     decl.description = d.description ? d.description : "";
     decl.source = std::string("plugin ") + (p->name ? p->name : "");
+    if (!device_runtime.empty()) decl.extra[std::string(kDeviceRuntimeKey)] = device_runtime;
     if (Status s = parse_dtypes(d.dtypes, &decl.dtypes); !s.ok()) return s.with_context(where);
     if (Status s = parse_declares(d.declares, &decl); !s.ok()) return s.with_context(where);
     if (auto src = decl.extra.find("source"); src != decl.extra.end()) {
@@ -208,10 +211,22 @@ Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle>
   return out;
 }
 
+/// "cuda" when the library reaches the CUDA runtime or driver API, linked
+/// shared or static: dlsym on a dlopen handle searches that library and its
+/// own dependencies only, not kc's. Such a plugin starts CUDA in its worker.
+std::string device_runtime_of(void* handle) {
+  for (const char* symbol : {"cudaGetDeviceCount", "cuInit"}) {
+    dlerror();
+    if (dlsym(handle, symbol)) return "cuda";
+  }
+  dlerror();
+  return "";
+}
+
 }  // namespace
 
 Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend) {
-  if (src.init) return describe(src.init(KC_PLUGIN_ABI_VERSION), nullptr, backend);
+  if (src.init) return describe(src.init(KC_PLUGIN_ABI_VERSION), nullptr, backend, "");
   void* h = dlopen(src.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
@@ -225,7 +240,7 @@ Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& bac
     return unavailable(std::string("no symbol ") + KC_PLUGIN_INIT_SYMBOL +
                        (e ? std::string(": ") + e : ""));
   }
-  return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib), backend);
+  return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib), backend, device_runtime_of(h));
 }
 
 namespace {

@@ -59,6 +59,10 @@ struct RuntimeTraits {
 };
 /// From one table keyed by backend name; unknown backends are host, fork-safe.
 RuntimeTraits runtime_traits(std::string_view backend);
+/// The declaration's backend row, unless the impl declares extra[device_runtime]
+/// (a plugin that starts CUDA itself: it runs in a worker, on a device, with no
+/// address-space limit, since CUDA reserves address space for the GPU's memory).
+RuntimeTraits runtime_traits(const Declaration& decl);
 
 /// What one call did.
 struct Outcome {
@@ -106,6 +110,7 @@ class Worker {
   Limits limits_;
   bool isolated_ = true;
   std::string in_process_reason_;
+  std::string device_runtime_;  ///< extra[device_runtime] of a plugin that starts one ("cuda")
   int spawned_ = 0;
   std::unique_ptr<Child> child_;
 };

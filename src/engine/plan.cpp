@@ -43,6 +43,14 @@ bool is_known_param(const Op& op, const std::string& name) {
   return name == "schedule";
 }
 
+bool any_op_has_param(const std::vector<std::string>& op_names, const std::string& name) {
+  for (const auto& o : op_names) {
+    const Op* op = builtin_ops().find(o);
+    if (op && is_known_param(*op, name)) return true;
+  }
+  return false;
+}
+
 bool has_tensor(const Op& op, const std::string& name) {
   for (const auto& t : op.signature())
     if (t.name == name) return true;
@@ -132,9 +140,15 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
         }
         break;
       case Predicate::Kind::kParamIn:
-        if (!is_known_param(op, p.key))
+        if (!is_known_param(op, p.key)) {
+          // In a scope of several ops, a clause on a parameter of some of them
+          // leaves the others' configs alone (C-ORD-02's n sizes the
+          // reductions, not matmul). A name no scoped op has is an error.
+          if (any_op_has_param(scope_ops, p.key)) break;
           return invalid_argument("pre: '" + p.key + "' is not a parameter of op " + decl.op +
+                                  (scope_ops.size() > 1 ? " or of any other op in scope" : "") +
                                   " (parameters: " + param_names(op) + ")");
+        }
         axes.emplace_back(p.key, p.values);
         break;
       case Predicate::Kind::kValueRange:

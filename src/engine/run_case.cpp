@@ -421,7 +421,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   // kernels only: a host peak says nothing about a device).
   SampleCache* cache = request.sample_cache.get();
   bool stale_checked = false;
-  const bool time_checked = isolate::runtime_traits(decl.backend).runs_on_host;
+  const bool time_checked = isolate::runtime_traits(decl).runs_on_host;
 
   for (const Config& config : plan.configs) {
     ConfigEvidence ce;

@@ -109,7 +109,7 @@ CaseSchedule case_schedule(const Contract& contract, const Impl& impl, const Che
   // In-process kernels share kc's address space and threads: nothing contains
   // them, and two at once could disturb each other.
   if (request.isolation == isolate::Mode::kNone) return {false, "in-process (--isolate=none)"};
-  if (!isolate::runtime_traits(decl.backend).survives_fork) return {false, "in-process (runtime not fork-safe)"};
+  if (!isolate::runtime_traits(decl).survives_fork) return {false, "in-process (runtime not fork-safe)"};
   // Measurements other cases would disturb: time (the contract names
   // TIMING_IMPLAUSIBLE or aggregates a time metric) and determinism (repeated
   // invocations compared bitwise, "varied concurrency" being the contract's to set).

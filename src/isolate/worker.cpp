@@ -33,6 +33,7 @@
 
 #include "isolate/guard.h"
 #include "kc/canary.h"
+#include "kc/child.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define KC_ISOLATE_ASAN 1
@@ -56,11 +57,15 @@ struct RuntimeRow {
   std::string_view backend;
   RuntimeTraits traits;
 };
-// Backends whose runtime cannot be used in a child forked after the parent
-// initialised it. CUDA: "the CUDA runtime is not fork-safe" — a child of a
-// process that called into CUDA (kc probes the device) gets
-// cudaErrorInitializationError (CUDA Programming Guide, Initialization; NVIDIA
-// forum/cuda-samples guidance: initialise CUDA after fork, or exec).
+// Backends whose runtime needs care around fork(). CUDA: "the CUDA runtime is
+// not fork-safe" — a child of a process that called into CUDA gets
+// cudaErrorInitializationError (CUDA C++ Programming Guide, Initialization).
+// The cuda backend probes the device in a short-lived child and starts CUDA in
+// kc's process only when one of its impls runs, in-process: a worker per call
+// would start a context and the cuBLAS/cuDNN handles each time (on an H200,
+// grading the cuda impls took 212 s in workers against 5.2 s in-process). So
+// kc's process stays free of CUDA for CUDA plugins (kDeviceCuda below) unless
+// the cuda backend's impls run in the same kc run.
 constexpr RuntimeRow kRuntimes[] = {
     {"cuda",
      {false, false,
@@ -430,9 +435,11 @@ namespace {
   // Address-space limit: what the worker maps now, plus the memory limit, plus
   // an allowance per hardware thread for what an honest multithreaded kernel
   // reserves without using (8 MiB stack, a 64 MiB malloc arena, BLAS buffers).
-  // Under ASan the shadow reservation makes RLIMIT_AS unusable; the parent's
-  // resident-memory watch still applies.
-  if (limits.memory_bytes > 0) {
+  // Under ASan the shadow reservation makes RLIMIT_AS unusable, and so does a
+  // device runtime (CUDA reserves virtual address space for all of the GPU's
+  // memory when it starts, unified addressing); the parent's resident-memory
+  // watch still applies to both.
+  if (limits.memory_bytes > 0 && runtime_traits(impl.declaration()).runs_on_host) {
     const std::int64_t vm = statm_bytes(getpid(), 0);
     const std::int64_t hw = std::max(1u, std::thread::hardware_concurrency());
     if (vm > 0) {
@@ -477,6 +484,16 @@ RuntimeTraits runtime_traits(std::string_view backend) {
   return {};
 }
 
+RuntimeTraits runtime_traits(const Declaration& decl) {
+  const auto device = decl.extra.find(std::string(kDeviceRuntimeKey));
+  if (device != decl.extra.end() && device->second == "cuda") {
+    // A plugin that calls CUDA itself (kc vet of a .cu file): it starts CUDA
+    // in its worker, after the fork, on a device.
+    return {true, false, "the plugin starts CUDA in its worker process"};
+  }
+  return runtime_traits(decl.backend);
+}
+
 std::string format_bytes(std::int64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -517,11 +534,14 @@ Worker::Worker(const Impl& impl, Mode mode, Limits limits) : impl_(impl), limits
     in_process_reason_ = "--isolate=none";
     return;
   }
-  const RuntimeTraits traits = runtime_traits(impl.declaration().backend);
+  const RuntimeTraits traits = runtime_traits(impl.declaration());
   if (!traits.survives_fork) {
     isolated_ = false;
     in_process_reason_ = std::string(traits.note);
   }
+  if (auto device = impl.declaration().extra.find(std::string(kDeviceRuntimeKey));
+      device != impl.declaration().extra.end())
+    device_runtime_ = device->second;
 }
 
 Worker::~Worker() {
@@ -616,6 +636,14 @@ Outcome Worker::run_once(Call& call) {
     o.status = impl_.run(call);
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return o;
+  }
+  if (!device_runtime_.empty() && runtime_started(device_runtime_)) {
+    return failed(StatusCode::kUnavailable,
+                  device_runtime_ + " was started in kc's process (the " + device_runtime_ +
+                      " backend's impls ran there), so a worker forked now cannot use it: check " +
+                      impl_.declaration().name + " in a kc run without the " + device_runtime_ +
+                      " backend's impls (--impl, or kc vet)",
+                  {"WORKER_FAILED", {}});
   }
   if (Status s = prepare(call); !s.ok())
     return failed(s.code(), "cannot start a worker: " + s.message(), {"WORKER_FAILED", {}});

@@ -1,6 +1,7 @@
 // End-to-end: the kc binary on the shipped contracts and the example plugin.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -369,6 +370,30 @@ TEST(CliSanitizer, OneCudaCaseUnderMemcheck) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("compute-sanitizer memcheck: 0 errors"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("SANITIZER("), std::string::npos) << r.out;
+}
+
+// GPU only, the sanitizer's calibration: a CUDA plugin whose SGEMM is right
+// but writes one float past its own device copy of C. kc sees a correct C, so
+// the case conforms; under memcheck it is SANITIZER(memcheck, N errors) with
+// the invalid write as its first finding.
+TEST(CliSanitizer, APlantedOutOfBoundsWriteIsNamed) {
+  if (!sanitizer_usable()) GTEST_SKIP() << "needs an NVIDIA GPU and compute-sanitizer";
+  if (!std::filesystem::exists("/usr/local/cuda/bin/nvcc")) GTEST_SKIP() << "needs /usr/local/cuda/bin/nvcc";
+  const std::string lib =
+      (std::filesystem::temp_directory_path() / ("kc_oob_" + std::to_string(getpid()) + ".so")).string();
+  const std::string build = "/usr/local/cuda/bin/nvcc -O2 -shared -Xcompiler -fPIC -lcudart -I" + src("include") +
+                            " " + src("tests/cli/data/oob_sgemm.cu") + " -o " + lib;
+  ASSERT_EQ(std::system(build.c_str()), 0) << build;
+  const std::string one_case = "check " + src("contracts/blas/KC-GEMM-01.kc") + " --plugin " + lib +
+                               " --impl oob.sgemm --config 'dtype=FP32 K=33 M=17 N=24 alpha=1 beta=0 lda_pad=0 "
+                               "ldb_pad=0 ldc_pad=0 trans_a=N trans_b=N' --sample 0 --format md";
+  CliRun plain = kc(one_case);
+  EXPECT_EQ(plain.code, 0) << plain.out;
+  CliRun r = kc(one_case + " --compute-sanitizer memcheck");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("SANITIZER(memcheck, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Invalid __global__ write of size 4 bytes"), std::string::npos) << r.out;
+  std::filesystem::remove(lib);
 }
 
 }  // namespace

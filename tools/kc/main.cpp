@@ -335,13 +335,17 @@ int run_under_sanitizer(const Args& a, CheckResult& r) {
   std::vector<std::string> child = {self.empty() ? std::string("kc") : self};
   for (std::size_t i = 0; i < a.argv.size(); ++i) {
     const std::string& s = a.argv[i];
-    if (s == "--compute-sanitizer" || s == "--trace") {
+    if (s == "--compute-sanitizer" || s == "--trace" || s == "--isolate") {
       ++i;
       continue;
     }
-    if (s.rfind("--compute-sanitizer=", 0) == 0 || s.rfind("--trace=", 0) == 0) continue;
+    if (s.rfind("--compute-sanitizer=", 0) == 0 || s.rfind("--trace=", 0) == 0 || s.rfind("--isolate=", 0) == 0)
+      continue;
     child.push_back(s);
   }
+  // The kernel runs in the process compute-sanitizer launched, not in a
+  // worker forked from it: device runtimes start in the worker (after fork).
+  child.insert(child.end(), {"--isolate", "none"});
   const double timeout_s = 60 + 10 * a.request.limits.timeout_s;
   const auto binary = kc::sanitizer::find_binary();
   auto report = kc::sanitizer::run(*binary, tool, child, timeout_s);

@@ -1,11 +1,15 @@
 // The plugin backend: loading the example plugin through the C ABI, and every
 // malformed plugin becoming "unavailable, because ..." rather than a crash.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "../../../backends/plugin/plugin_backend.h"
 #include "kc/backend.h"
@@ -198,6 +202,45 @@ TEST(PluginBackend, RaisedBecomesKernelRaisedWithMessage) {
   Status s = impls[0]->run(call);
   EXPECT_EQ(s.code(), StatusCode::kKernelRaised);
   EXPECT_EQ(s.message(), "index 7 out of range [0, 4)");
+}
+
+
+// A library that reaches CUDA (here: it merely defines cuInit, so the test
+// needs no GPU and no toolkit) is marked device_runtime = cuda; its worker
+// then starts CUDA after the fork. The example plugin is plain host code.
+TEST(PluginBackend, ALibraryReachingCudaIsMarkedAsStartingIt) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kc_plugin_cuda_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path src = dir / "fake_cuda.c", lib = dir / "libfake_cuda.so";
+  {
+    std::FILE* f = std::fopen(src.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "#include \"kc/kc_plugin.h\"\n"
+        "int cuInit(unsigned flags) { return (int)flags; }\n"
+        "static int run(const kc_call* c, char* m, size_t n, void* u) {\n"
+        "  (void)c; (void)m; (void)n; (void)u; return KC_OK; }\n"
+        "static const kc_impl_desc impls[] = {{\"fake.dot\", \"dot\", \"FP32\", \"\", \"\", run, 0}};\n"
+        "static const kc_plugin p = {KC_PLUGIN_ABI_VERSION, \"fake\", \"1\", 1, impls};\n"
+        "const kc_plugin* kc_plugin_init(uint32_t v) { return v >= KC_PLUGIN_ABI_VERSION ? &p : 0; }\n",
+        f);
+    std::fclose(f);
+  }
+  const std::string cmd = "cc -shared -fPIC -I" KC_SOURCE_DIR "/include " + src.string() + " -o " + lib.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto b = backends::make_plugin_backend({backends::PluginSource{lib.string(), nullptr}});
+  ASSERT_TRUE(info_of(*b).available) << info_of(*b).reason;
+  ASSERT_EQ(b->impls().size(), 1u);
+  const auto& extra = b->impls()[0]->declaration().extra;
+  ASSERT_TRUE(extra.count("device_runtime")) << "a library defining cuInit is a CUDA plugin";
+  EXPECT_EQ(extra.at("device_runtime"), "cuda");
+
+  auto host = backends::make_plugin_backend(std::vector<std::string>{kExamplePlugin});
+  ASSERT_TRUE(info_of(*host).available) << info_of(*host).reason;
+  for (const auto& impl : host->impls())
+    EXPECT_EQ(impl->declaration().extra.count("device_runtime"), 0u) << impl->declaration().name;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -255,6 +255,30 @@ INSTANTIATE_TEST_SUITE_P(Cuda, MatmulWithinGammaK,
                            return n;
                          });
 
+// Reference BLAS: "when alpha is zero then A and B are not referenced", so
+// C := beta C exactly even when A and B hold NaN and Inf (KC-GEMM-03).
+TEST_P(MatmulWithinGammaK, AlphaZeroDoesNotReadAOrB) {
+  KC_REQUIRE_CUDA_DEVICE();
+  auto im = impl(GetParam());
+  ASSERT_TRUE(im);
+  const MatmulCase mc{37, 21, 70, false, false, 0.0, 0.5, 0};
+  Values v(11);
+  Call call = matmul_call(mc, v);
+  Tensor& a = call.t("A");
+  Tensor& b = call.t("B");
+  for (std::int64_t i = 0; i < a.numel(); i += 3) a.set(i, std::numeric_limits<double>::quiet_NaN());
+  for (std::int64_t i = 1; i < b.numel(); i += 5) b.set(i, std::numeric_limits<double>::infinity());
+  std::vector<double> want(mc.m * mc.n);
+  for (std::int64_t i = 0; i < mc.m * mc.n; ++i)
+    want[i] = static_cast<float>(mc.beta * call.t("C").at(i));  // beta = 0.5: exact in FP32
+  Status s = im->run(call);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  int wrong = 0;
+  for (std::int64_t i = 0; i < mc.m * mc.n; ++i)
+    if (!(call.t("C").at(i) == want[i])) ++wrong;
+  EXPECT_EQ(wrong, 0) << GetParam() << ": outputs other than beta C with alpha = 0";
+}
+
 // Inputs 1 + m 2^-23 use all 23 mantissa bits; TF32 rounding (10 bits) moves
 // each by up to 2^-11 relative, so the TF32 error is about 2^-11 / gamma_K
 // times the pedantic error. It must still respect the TF32 bound:

@@ -223,6 +223,47 @@ contract C-ORD-02 {
   EXPECT_EQ(run_case(parse_one(text), "t.kc", flaky, info(), req).verdict, Verdict::kNotApplicable);
 }
 
+// In a scope of several ops, `n in {...}` sizes the ops that have an n (the
+// reductions) and leaves matmul (M, N, K) at its own configs; a parameter no
+// scoped op has still keeps the contract from running.
+TEST(Engine, AParameterClauseAppliesToTheScopedOpsThatHaveIt) {
+  const char* text = R"(
+contract T-ORD {
+  scope      matmul, reduction
+  pre        precision(A, B, C, x) in {FP32} and n in {100, 300}
+  post       bitwise_identical across 3 invocations
+  tolerance  none
+  reference  algebraic determinism
+  measure    sample 1 random inputs per config
+  violation  signature NONDETERMINISTIC
+})";
+  FakeImpl sum("t.sum", "sum", [](Call& c) {
+    const Tensor& x = c.t("x");
+    float s = 0;
+    for (std::int64_t i = 0; i < x.numel(); ++i) s += static_cast<float>(x.at(i));
+    c.t("out").set(0, s);
+    return ok_status();
+  });
+  FakeImpl mm("t.mm", "matmul", [](Call& c) { return gemm(c, add_fp32); });
+  CheckRequest req;
+  const CaseResult rs = run_case(parse_one(text), "t.kc", sum, info(), req);
+  ASSERT_EQ(rs.verdict, Verdict::kConforming) << rs.reason;
+  ASSERT_EQ(rs.evidence.per_config.size(), 2u);
+  EXPECT_NE(rs.evidence.per_config[0].config.find("n=100"), std::string::npos) << rs.evidence.per_config[0].config;
+  EXPECT_NE(rs.evidence.per_config[1].config.find("n=300"), std::string::npos) << rs.evidence.per_config[1].config;
+  const CaseResult rm = run_case(parse_one(text), "t.kc", mm, info(), req);
+  EXPECT_EQ(rm.verdict, Verdict::kConforming) << rm.reason;
+  ASSERT_FALSE(rm.evidence.per_config.empty());
+  EXPECT_EQ(rm.evidence.per_config[0].config.find("n="), std::string::npos) << rm.evidence.per_config[0].config;
+
+  std::string typo = text;
+  typo.replace(typo.find("n in"), 4, "nn in");
+  const CaseResult bad = run_case(parse_one(typo), "t.kc", sum, info(), req);
+  EXPECT_EQ(bad.verdict, Verdict::kUnderSpecified);  // the contract cannot run as written
+  EXPECT_NE(bad.reason.find("'nn' is not a parameter of op sum or of any other op in scope"), std::string::npos)
+      << bad.reason;
+}
+
 TEST(Engine, OutOfScopeAndUndeclaredAreNotApplicableAndProseIsUnderSpecified) {
   FakeImpl good("t.good", "matmul", [](Call& c) { return gemm(c, add_fp32); });
   good.decl_.accumulator = DType::kF16;  // honest declaration of an fp16 accumulator

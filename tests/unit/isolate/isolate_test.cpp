@@ -15,6 +15,7 @@
 
 #include <sys/mman.h>
 
+#include "kc/child.h"
 #include "kc/engine.h"
 #include "kc/isolate.h"
 
@@ -31,6 +32,7 @@ class FnImpl : public Impl {
     decl_.accumulator = DType::kF32;
   }
   const Declaration& declaration() const override { return decl_; }
+  Declaration& mutable_declaration() { return decl_; }
   Status run(Call& call) const override { return fn_(call); }
 
  private:
@@ -68,6 +70,35 @@ Outcome run_once(const Impl& impl, Call& call, Limits limits = {}) {
   Worker w(impl, Mode::kProcess, limits);
   EXPECT_TRUE(w.prepare(call).ok());
   return w.run(call);
+}
+
+// A plugin that starts CUDA itself (extra device_runtime = cuda) runs in a
+// worker, which starts CUDA after the fork, on a device. Once CUDA runs in
+// kc's own process (the cuda backend's impls), a worker forked from it could
+// not use CUDA: the call is refused with the reason instead of crashing.
+TEST(Isolate, ACudaPluginRunsInAWorkerUntilCudaRunsInKcsProcess) {
+  FnImpl impl(doubler, "plugin");
+  impl.mutable_declaration().extra[std::string(kDeviceRuntimeKey)] = "cuda";
+  const RuntimeTraits traits = runtime_traits(impl.declaration());
+  EXPECT_TRUE(traits.survives_fork);
+  EXPECT_FALSE(traits.runs_on_host);
+  EXPECT_TRUE(runtime_traits(std::string_view("plugin")).runs_on_host);  // host plugins keep their limits
+  Call call = scal_call(8);
+  {
+    Worker w(impl, Mode::kProcess, Limits{});
+    EXPECT_TRUE(w.in_process_reason().empty()) << w.in_process_reason();
+    ASSERT_TRUE(w.prepare(call).ok());
+    const Outcome o = w.run(call);
+    ASSERT_TRUE(o.status.ok()) << o.status.message();
+    EXPECT_EQ(call.t("x").at(3), 6.0);
+  }
+  note_runtime_started("cuda");
+  Worker w(impl, Mode::kProcess, Limits{});
+  const Outcome o = w.run(call);
+  ASSERT_TRUE(o.failure);
+  EXPECT_EQ(o.failure->name, "WORKER_FAILED");
+  EXPECT_NE(o.status.message().find("cuda was started in kc's process"), std::string::npos) << o.status.message();
+  EXPECT_EQ(call.t("x").at(3), 6.0);  // not run again
 }
 
 TEST(Isolate, AHonestKernelsResultComesBack) {

@@ -5,7 +5,7 @@
 //
 // This process never initialises OpenCL itself: the engine runs every kernel
 // in a worker process (which initialises its own runtime after the fork), and
-// the direct device test runs in a child (opencl::run_in_child). A runtime
+// the direct device test runs in a child (kc::run_in_child, kc/child.h). A runtime
 // initialised here would be unusable in the workers forked later.
 #include <gtest/gtest.h>
 
@@ -19,6 +19,7 @@
 
 #include "kc/backend.h"
 #include "kc/canary.h"
+#include "kc/child.h"
 #include "kc/engine.h"
 #include "opencl/cl_runtime.h"
 #include "opencl/opencl_backend.h"
@@ -295,14 +296,14 @@ TEST(OpenclVerdicts, AtomicSumDeclaredBitwiseIsNondeterministic) {
 // initialises its own OpenCL runtime.
 TEST(OpenclCanary, OverflowingKernelDamagesTheBackBand) {
   KC_SKIP_WITHOUT_OPENCL();
-  auto r = backends::opencl::run_in_child(
+  auto r = run_in_child(
       []() -> Result<std::string> {
         const Status inside = backends::opencl_testing::run_overflowing_write(256, 0);
         const Status past = backends::opencl_testing::run_overflowing_write(256, 3);
         return std::string(inside.ok() ? "ok" : inside.message()) + "\n" + past.message() + "\n" +
                (canary::guard_signature(past) ? canary::guard_signature(past)->to_string() : "no signature");
       },
-      120);
+      120, "the OpenCL test child");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->substr(0, 3), "ok\n") << *r;
   EXPECT_NE(r->find("bytes +0 to +11 past the end of device buffer 'victim'"), std::string::npos) << *r;

@@ -1,0 +1,38 @@
+// kc — device runtimes and fork(): a short-lived child for probes and builds,
+// and a record of the runtimes started in kc's own process.
+//
+// Neither OpenCL nor CUDA survives fork(), and kc forks a worker per impl: a
+// runtime kc's process has started is unusable in every worker forked after.
+// So probes and builds run in a short-lived child (run_in_child), and a
+// backend that starts its runtime in kc's process says so
+// (note_runtime_started), so that a plugin needing the same runtime in a
+// worker gets a clear refusal instead of the runtime's initialisation error.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "kc/status.h"
+
+namespace kc {
+
+/// Runs `fn` in a forked child and returns the text it produced. The child's
+/// own failure (a non-OK Status) comes back as that Status; a crash, an exit
+/// without an answer, or no answer within `timeout_s` is kUnavailable, naming
+/// `what` ("the CUDA probe") and the signal or the timeout. The child leaves
+/// with _exit: no atexit handlers, no static destructors, no repeated output.
+Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn, double timeout_s,
+                                 std::string_view what);
+
+/// The declaration extra an impl uses to say it starts a device runtime
+/// itself: extra[device_runtime] = "cuda" (set by the plugin backend for a
+/// library that reaches CUDA).
+inline constexpr std::string_view kDeviceRuntimeKey = "device_runtime";
+
+/// Records that `runtime` ("cuda") has been started in this process.
+void note_runtime_started(std::string_view runtime);
+/// Whether `runtime` has been started in this process (thread-safe).
+bool runtime_started(std::string_view runtime);
+
+}  // namespace kc

@@ -1,0 +1,108 @@
+#include "kc/child.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+namespace kc {
+
+Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn, double timeout_s,
+                                 std::string_view what) {
+  const std::string who(what);
+  int fds[2];
+  if (pipe(fds) != 0) return internal_error(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return internal_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    Result<std::string> r = fn();
+    // One code byte (0 = OK, else the StatusCode), then the text.
+    const std::string text = r.ok() ? *r : r.status().message();
+    std::string out(1, static_cast<char>(r.ok() ? 0 : static_cast<int>(r.status().code())));
+    out += text;
+    std::size_t off = 0;
+    while (off < out.size()) {
+      const ssize_t n = write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) break;
+      off += static_cast<std::size_t>(n);
+    }
+    close(fds[1]);
+    // The device runtime's teardown is not ours to run, and the parent's
+    // buffered output is not ours to repeat.
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got;
+  bool timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int pr = poll(&p, 1, static_cast<int>(left.count()));
+    if (pr <= 0) continue;  // EINTR or the deadline: the loop head decides
+    char buf[4096];
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int ws = 0;
+  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) return unavailable(who + " gave no answer within " + std::to_string(timeout_s) + " s");
+  if (WIFSIGNALED(ws))
+    return unavailable(who + " died with signal " + std::to_string(WTERMSIG(ws)) + " (" + strsignal(WTERMSIG(ws)) +
+                       ")");
+  if (got.empty()) return unavailable(who + " exited without an answer");
+  const int code = static_cast<unsigned char>(got[0]);
+  std::string text = got.substr(1);
+  if (code == 0) return text;
+  if (code > static_cast<int>(StatusCode::kInternal)) return internal_error(text);
+  return Status(static_cast<StatusCode>(code), text);
+}
+
+namespace {
+
+std::mutex& started_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::set<std::string, std::less<>>& started() {
+  static std::set<std::string, std::less<>> s;
+  return s;
+}
+
+}  // namespace
+
+void note_runtime_started(std::string_view runtime) {
+  std::lock_guard<std::mutex> lock(started_mutex());
+  started().emplace(runtime);
+}
+
+bool runtime_started(std::string_view runtime) {
+  std::lock_guard<std::mutex> lock(started_mutex());
+  return started().find(runtime) != started().end();
+}
+
+}  // namespace kc
