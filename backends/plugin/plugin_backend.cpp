@@ -1,11 +1,16 @@
 #include "plugin_backend.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 
 #include <array>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
 #include <set>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "kc/child.h"
 
@@ -211,10 +216,40 @@ Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle>
   return out;
 }
 
-/// "cuda" when the library reaches the CUDA runtime or driver API, linked
-/// shared or static: dlsym on a dlopen handle searches that library and its
-/// own dependencies only, not kc's. Such a plugin starts CUDA in its worker.
-std::string device_runtime_of(void* handle) {
+/// Whether the ELF file holds CUDA device code: nvcc puts the kernels' fat
+/// binary in a section .nv_fatbin (and its descriptor in .nvFatBinSegment),
+/// also when cudart is linked statically and exports nothing.
+bool has_cuda_fatbin(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  Elf64_Ehdr eh{};
+  if (!f.read(reinterpret_cast<char*>(&eh), sizeof eh)) return false;
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum)
+    return false;
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  f.seekg(static_cast<std::streamoff>(eh.e_shoff));
+  if (!f.read(reinterpret_cast<char*>(sections.data()),
+              static_cast<std::streamsize>(sections.size() * sizeof(Elf64_Shdr))))
+    return false;
+  const Elf64_Shdr& names = sections[eh.e_shstrndx];
+  if (names.sh_size > (std::uint64_t{1} << 24)) return false;
+  std::string table(names.sh_size, '\0');
+  f.seekg(static_cast<std::streamoff>(names.sh_offset));
+  if (!f.read(table.data(), static_cast<std::streamsize>(table.size()))) return false;
+  for (const Elf64_Shdr& sh : sections) {
+    if (sh.sh_name >= table.size()) continue;
+    const std::string_view name(table.c_str() + sh.sh_name);
+    if (name == ".nv_fatbin" || name == ".nvFatBinSegment") return true;
+  }
+  return false;
+}
+
+/// "cuda" when the library starts CUDA itself: it holds CUDA device code, or it
+/// reaches the CUDA runtime or driver API through its own dependencies (dlsym
+/// on a dlopen handle searches that library and its dependencies only, not
+/// kc's: a plugin that calls cuBLAS). Such a plugin starts CUDA in its worker.
+std::string device_runtime_of(void* handle, const std::string& path) {
+  if (has_cuda_fatbin(path)) return "cuda";
   for (const char* symbol : {"cudaGetDeviceCount", "cuInit"}) {
     dlerror();
     if (dlsym(handle, symbol)) return "cuda";
@@ -240,7 +275,7 @@ Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& bac
     return unavailable(std::string("no symbol ") + KC_PLUGIN_INIT_SYMBOL +
                        (e ? std::string(": ") + e : ""));
   }
-  return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib), backend, device_runtime_of(h));
+  return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib), backend, device_runtime_of(h, src.path));
 }
 
 namespace {

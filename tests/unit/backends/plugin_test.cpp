@@ -205,42 +205,81 @@ TEST(PluginBackend, RaisedBecomesKernelRaisedWithMessage) {
 }
 
 
-// A library that reaches CUDA (here: it merely defines cuInit, so the test
-// needs no GPU and no toolkit) is marked device_runtime = cuda; its worker
-// then starts CUDA after the fork. The example plugin is plain host code.
-TEST(PluginBackend, ALibraryReachingCudaIsMarkedAsStartingIt) {
+/// Builds a one-impl plugin from C `extra` (plus the boilerplate) with cc and
+/// returns the backend loaded from it.
+std::unique_ptr<Backend> build_plugin(const std::string& name, const std::string& extra) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("kc_plugin_cuda_" + std::to_string(getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("kc_plugin_" + name + "_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  const fs::path src = dir / "fake_cuda.c", lib = dir / "libfake_cuda.so";
+  const fs::path src = dir / (name + ".c"), lib = dir / ("lib" + name + ".so");
   {
     std::FILE* f = std::fopen(src.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(
-        "#include \"kc/kc_plugin.h\"\n"
-        "int cuInit(unsigned flags) { return (int)flags; }\n"
-        "static int run(const kc_call* c, char* m, size_t n, void* u) {\n"
-        "  (void)c; (void)m; (void)n; (void)u; return KC_OK; }\n"
-        "static const kc_impl_desc impls[] = {{\"fake.dot\", \"dot\", \"FP32\", \"\", \"\", run, 0}};\n"
-        "static const kc_plugin p = {KC_PLUGIN_ABI_VERSION, \"fake\", \"1\", 1, impls};\n"
-        "const kc_plugin* kc_plugin_init(uint32_t v) { return v >= KC_PLUGIN_ABI_VERSION ? &p : 0; }\n",
-        f);
+    if (!f) return nullptr;
+    std::fputs(("#include \"kc/kc_plugin.h\"\n" + extra +
+                "static int run(const kc_call* c, char* m, size_t n, void* u) {\n"
+                "  (void)c; (void)m; (void)n; (void)u; return KC_OK; }\n"
+                "static const kc_impl_desc impls[] = {{\"fake.dot\", \"dot\", \"FP32\", \"\", \"\", run, 0}};\n"
+                "static const kc_plugin p = {KC_PLUGIN_ABI_VERSION, \"fake\", \"1\", 1, impls};\n"
+                "const kc_plugin* kc_plugin_init(uint32_t v) { return v >= KC_PLUGIN_ABI_VERSION ? &p : 0; }\n")
+                   .c_str(),
+               f);
     std::fclose(f);
   }
   const std::string cmd = "cc -shared -fPIC -I" KC_SOURCE_DIR "/include " + src.string() + " -o " + lib.string();
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  auto b = backends::make_plugin_backend({backends::PluginSource{lib.string(), nullptr}});
-  ASSERT_TRUE(info_of(*b).available) << info_of(*b).reason;
-  ASSERT_EQ(b->impls().size(), 1u);
-  const auto& extra = b->impls()[0]->declaration().extra;
-  ASSERT_TRUE(extra.count("device_runtime")) << "a library defining cuInit is a CUDA plugin";
-  EXPECT_EQ(extra.at("device_runtime"), "cuda");
-
-  auto host = backends::make_plugin_backend(std::vector<std::string>{kExamplePlugin});
-  ASSERT_TRUE(info_of(*host).available) << info_of(*host).reason;
-  for (const auto& impl : host->impls())
-    EXPECT_EQ(impl->declaration().extra.count("device_runtime"), 0u) << impl->declaration().name;
+  if (std::system(cmd.c_str()) != 0) {
+    ADD_FAILURE() << cmd;
+    return nullptr;
+  }
+  auto b = backends::make_plugin_backend(std::vector<std::string>{lib.string()});
+  (void)info_of(*b);  // loads it: the mapped library outlives its file
   fs::remove_all(dir);
+  return b;
+}
+
+std::string device_runtime(Backend& b) {
+  if (!info_of(b).available || b.impls().size() != 1) return "(not loaded: " + info_of(b).reason + ")";
+  const auto& extra = b.impls()[0]->declaration().extra;
+  return extra.count("device_runtime") ? extra.at("device_runtime") : "";
+}
+
+// A library that starts CUDA itself is marked device_runtime = cuda, so its
+// worker starts CUDA after the fork: one that reaches the runtime or driver
+// API (here it merely defines cuInit, so the test needs no GPU or toolkit),
+// and one holding CUDA device code (nvcc's .nv_fatbin section; with cudart
+// linked statically it exports no CUDA symbol at all). Host code is not.
+TEST(PluginBackend, ALibraryStartingCudaIsMarkedSo) {
+  auto driver = build_plugin("fake_driver", "int cuInit(unsigned flags) { return (int)flags; }\n");
+  ASSERT_TRUE(driver);
+  EXPECT_EQ(device_runtime(*driver), "cuda");
+  auto fatbin = build_plugin("fake_fatbin",
+                             "__attribute__((used, section(\".nv_fatbin\"))) const char fatbin[16] = {1};\n");
+  ASSERT_TRUE(fatbin);
+  EXPECT_EQ(device_runtime(*fatbin), "cuda");
+  auto host = build_plugin("fake_host", "");
+  ASSERT_TRUE(host);
+  EXPECT_EQ(device_runtime(*host), "");
+  // What nvcc really builds: cudart linked statically (its default), no
+  // CUDA symbol exported, found by its fat binary.
+  const std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  if (std::filesystem::exists(nvcc)) {
+    const std::string lib =
+        (std::filesystem::temp_directory_path() / ("kc_nvcc_plugin_" + std::to_string(getpid()) + ".so")).string();
+    const std::string cmd = nvcc + " -O2 -shared -Xcompiler -fPIC -I" KC_SOURCE_DIR "/include " KC_SOURCE_DIR
+                            "/examples/vet/generated_sgemm.cu -o " + lib;
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    auto built = backends::make_plugin_backend(std::vector<std::string>{lib});
+    ASSERT_TRUE(info_of(*built).available) << info_of(*built).reason;
+    for (const auto& impl : built->impls())
+      EXPECT_EQ(impl->declaration().extra.count("device_runtime") ? impl->declaration().extra.at("device_runtime")
+                                                                  : "",
+                "cuda")
+          << impl->declaration().name;
+    std::filesystem::remove(lib);
+  }
+  auto example = backends::make_plugin_backend(std::vector<std::string>{kExamplePlugin});
+  ASSERT_TRUE(info_of(*example).available) << info_of(*example).reason;
+  for (const auto& impl : example->impls())
+    EXPECT_EQ(impl->declaration().extra.count("device_runtime"), 0u) << impl->declaration().name;
 }
 
 }  // namespace
