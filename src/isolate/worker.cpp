@@ -64,8 +64,9 @@ struct RuntimeRow {
 // kc's process only when one of its impls runs, in-process: a worker per call
 // would start a context and the cuBLAS/cuDNN handles each time (on an H200,
 // grading the cuda impls took 212 s in workers against 5.2 s in-process). So
-// kc's process stays free of CUDA for CUDA plugins (kDeviceCuda below) unless
-// the cuda backend's impls run in the same kc run.
+// kc's process stays free of CUDA for CUDA plugins, which do run in workers
+// (runtime_traits(const Declaration&)), unless the cuda backend's impls run
+// in the same kc run.
 constexpr RuntimeRow kRuntimes[] = {
     {"cuda",
      {false, false,

@@ -344,7 +344,7 @@ int run_under_sanitizer(const Args& a, CheckResult& r) {
     child.push_back(s);
   }
   // The kernel runs in the process compute-sanitizer launched, not in a
-  // worker forked from it: device runtimes start in the worker (after fork).
+  // worker forked from it (a CUDA plugin would start CUDA in its worker).
   child.insert(child.end(), {"--isolate", "none"});
   const double timeout_s = 60 + 10 * a.request.limits.timeout_s;
   const auto binary = kc::sanitizer::find_binary();
