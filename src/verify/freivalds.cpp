@@ -67,6 +67,26 @@ double elem(const MatrixRef& m, std::int64_t r, std::int64_t c) {
   return static_cast<double>(m.data[r * m.ld + c]);
 }
 
+// The check's buffers, kept per thread from one call to the next. At n = 4096
+// and k = 10 a call uses about 2.5 MiB of them, and fresh pages cost a fault
+// each on first touch: ~1.5 ms a call on the KVM guest of docs/verify.md, a
+// tenth of the whole check. Only a thread's first call (or a larger problem)
+// pays it now. fill() sets the length and the contents without giving back
+// capacity.
+struct Scratch {
+  std::vector<double> x, y, z, w, c0x, mag, cabs, bcol, arow;
+  std::vector<float> xf, wf, ones, ca32, za32, c0a32, wa32;
+};
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+template <typename T>
+std::vector<T>& fill(std::vector<T>& v, std::int64_t n, T value) {
+  v.assign(static_cast<std::size_t>(n), value);
+  return v;
+}
+
 }  // namespace
 
 std::span<const EnumEntry<ProbeKind>> probe_kind_table() { return kProbeKinds; }
@@ -110,13 +130,53 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
   // Gradual underflow in the kernel, as the full check allows it
   // (Op::underflow_allowance for matmul): an absolute term per element.
   const double under = gemm_underflow_allowance(static_cast<double>(K), pr.alpha, opt.precision);
+  // ---- The sampled check's grid, chosen before the Freivalds passes so that
+  // the pass over B can gather its columns. The sample is sr distinct random
+  // rows times sc distinct random columns (sr sc >= samples), from its own
+  // random stream: every element is equally likely to be in it.
+  const bool sampling = opt.samples > 0 && M > 0 && N > 0;
+  std::int64_t sr = M, sc = N;
+  std::vector<std::int64_t> si, sj;
+  if (sampling) {
+    if (opt.samples < M * N) {
+      sr = std::min<std::int64_t>(M, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(opt.samples)))));
+      sc = std::min<std::int64_t>(N, (opt.samples + sr - 1) / sr);
+      sr = std::min<std::int64_t>(M, (opt.samples + sc - 1) / sc);
+    }
+    Rng srng(derive_seed(opt.seed, 1));
+    // Distinct indices: a partial Fisher-Yates shuffle when the pick is a large
+    // share of the range, rejection otherwise.
+    auto pick = [&](std::int64_t count, std::int64_t range) {
+      std::vector<std::int64_t> out;
+      if (count * 4 >= range) {
+        std::vector<std::int64_t> all(static_cast<std::size_t>(range));
+        for (std::int64_t t = 0; t < range; ++t) all[t] = t;
+        for (std::int64_t t = 0; t < count; ++t) std::swap(all[t], all[srng.uniform_int(t, range - 1)]);
+        out.assign(all.begin(), all.begin() + count);
+      } else {
+        while (static_cast<std::int64_t>(out.size()) < count) {
+          const std::int64_t v = srng.uniform_int(0, range - 1);
+          if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+        }
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    si = pick(sr, M);
+    sj = pick(sc, N);
+  }
+  // bcol[k * sc + t] = op(B)[k][sj[t]], filled by the Freivalds pass over B when it runs.
+  std::vector<double>& bcol = scratch().bcol;
+  bool bcol_gathered = false;
+
   // ---- Freivalds: probes p-major with padded strides (detail::padded_stride).
   if (nv > 0 && M > 0) {
     res.probes = nv;
     const bool rademacher = opt.probe == ProbeKind::kRademacher;
     const std::int64_t ldx = detail::padded_stride(N), ldw = detail::padded_stride(K),
                        ldm = detail::padded_stride(M);
-    std::vector<double> x(static_cast<std::size_t>(nv * ldx), 0.0);
+    Scratch& ws = scratch();
+    std::vector<double>& x = fill(ws.x, nv * ldx, 0.0);
     for (int p = 0; p < nv; ++p)
       for (std::int64_t j = 0; j < N; ++j)
         x[static_cast<std::size_t>(p * ldx + j)] = rademacher ? ((rng.next_u64() >> 63) ? 1.0 : -1.0) : rng.normal();
@@ -130,11 +190,11 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     // extra FP32 rounding is a few dozen u32 against the kernel's (K + 2) u.
     const bool fp32 = rademacher && detail::fp32_blocks_available() && std::min(N, K) >= kFp32MinLength;
     bool used_fp32 = false;
-    std::vector<float> xf;
+    std::vector<float>& xf = ws.xf;
     if (fp32) xf.assign(x.begin(), x.end());
     auto pass = [&](const MatrixRef& m, bool transposed, const double* v, int count, std::int64_t ldv,
                     bool abs_rows, const float* wa, double* out, std::int64_t ldo, float* mag,
-                    const float* vf = nullptr) {
+                    const float* vf = nullptr, bool gather = false) {
       detail::ThinPass ps;
       ps.m = &m;
       ps.transposed = transposed;
@@ -148,30 +208,40 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
       ps.mag = mag;
       ps.threads = threads;
       ps.vf = vf;
+      if (gather) {
+        ps.gather_cols = sj.data();
+        ps.gather_count = sc;
+        ps.gather_out = fill(bcol, K * sc, 0.0).data();
+      }
       used_fp32 = detail::thin_pass(ps) || used_fp32;
     };
     // Signed products in FP64: y = C_hat X, z = op(A) (op(B) X), c0x = C0 X.
     // Rademacher probes: |X| is all ones, so |op(B)||X| 1-vector, |op(A)|(|op(B)||X|)
     // and |C_hat||X| are single FP32 magnitude products taken in the same passes.
-    const std::size_t msize = static_cast<std::size_t>(nv * ldm);
-    std::vector<double> y(msize), z(msize, 0.0), c0x;
-    std::vector<float> ones(static_cast<std::size_t>(std::max<std::int64_t>(N, 1)), 1.0f);
-    std::vector<float> ca32(static_cast<std::size_t>(M)), za32(static_cast<std::size_t>(M), 0.0f),
-        c0a32(static_cast<std::size_t>(M), 0.0f), wa32(static_cast<std::size_t>(std::max<std::int64_t>(K, 1)));
+    const std::int64_t msize = nv * ldm;
+    std::vector<double>& y = fill(ws.y, msize, 0.0);
+    std::vector<double>& z = fill(ws.z, msize, 0.0);
+    std::vector<double>& c0x = ws.c0x;
+    const std::vector<float>& ones = fill(ws.ones, std::max<std::int64_t>(N, 1), 1.0f);
+    std::vector<float>& ca32 = fill(ws.ca32, M, 0.0f);
+    std::vector<float>& za32 = fill(ws.za32, M, 0.0f);
+    std::vector<float>& c0a32 = fill(ws.c0a32, M, 0.0f);
+    std::vector<float>& wa32 = fill(ws.wa32, std::max<std::int64_t>(K, 1), 0.0f);
     const float* x32 = fp32 ? xf.data() : nullptr;
     pass(pr.c, false, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, y.data(), ldm, ca32.data(),
          x32);
     if (use_ab) {
-      std::vector<double> w(static_cast<std::size_t>(nv * ldw));
+      std::vector<double>& w = fill(ws.w, nv * ldw, 0.0);
       pass(pr.b, pr.trans_b, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, w.data(), ldw,
-           wa32.data(), x32);
-      std::vector<float> wf;
+           wa32.data(), x32, sampling && !pr.trans_b);
+      bcol_gathered = sampling && !pr.trans_b;
+      std::vector<float>& wf = ws.wf;
       if (fp32) wf.assign(w.begin(), w.end());  // rounded to FP32: u32 |w| more, counted below
       pass(pr.a, pr.trans_a, w.data(), nv, ldw, false, rademacher ? wa32.data() : nullptr, z.data(), ldm,
            za32.data(), fp32 ? wf.data() : nullptr);
     }
     if (use_c0) {
-      c0x.resize(msize);
+      fill(c0x, msize, 0.0);
       pass(pr.c0, false, x.data(), nv, ldx, false, rademacher ? ones.data() : nullptr, c0x.data(), ldm,
            c0a32.data(), x32);
     }
@@ -182,7 +252,8 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     // roundoff u_, satisfies s <= (s_hat + d eta) / (1 - d u_) (eta: the subnormal spacing, for
     // an FMA whose result underflows; additions of floats are exact in the subnormal range).
     const int nq = rademacher ? 1 : nv;
-    std::vector<double> mag(static_cast<std::size_t>(nq * M)), cabs(static_cast<std::size_t>(nq * M));
+    std::vector<double>& mag = fill(ws.mag, nq * M, 0.0);
+    std::vector<double>& cabs = fill(ws.cabs, nq * M, 0.0);
     const double u32 = unit_roundoff(DType::kF32), u64 = unit_roundoff(DType::kF64), eta32 = 0x1p-149;
     const double dn = static_cast<double>(N) + 16, dk = static_cast<double>(K) + 16;
     const double aa = std::fabs(pr.alpha), ab = std::fabs(pr.beta);
@@ -241,32 +312,48 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     res.fp32_blocks = used_fp32;
     const double gf = used_fp32 ? gamma(2.0 * detail::kFp32Roundings + 1, DType::kF32) : 0.0;
     const double uf = used_fp32 ? static_cast<double>(K) * eta32 / 2 : 0.0;
+    const double inf = std::numeric_limits<double>::infinity();
+    auto residual = [&](std::int64_t i, int p) {
+      const std::size_t ip = static_cast<std::size_t>(p * ldm + i);
+      double expect = pr.alpha * z[ip];
+      if (use_c0) expect += pr.beta * c0x[ip];
+      return std::fabs(y[ip] - expect);
+    };
+    // Row i's bound for probe p. Rademacher probes (|x| = 1, ||x||_1 = N) share
+    // one bound per row, so a row is judged once, by its largest residual.
     for (std::int64_t i = 0; i < M; ++i) {
       bool row_failed = false;
+      double bound = 0, worst = -1;
+      int worst_p = 0;
       for (int p = 0; p < nv; ++p) {
-        const int q = rademacher ? 0 : p;
-        const std::size_t ip = static_cast<std::size_t>(p * ldm + i), iq = static_cast<std::size_t>(q * M + i);
-        double expect = pr.alpha * z[ip];
-        if (use_c0) expect += pr.beta * c0x[ip];
-        const double m_i = mag[iq], cabs_i = cabs[iq];
-        if (!std::isfinite(m_i))
-          return unimplemented("inputs are not finite: the Freivalds bound is undefined (use the full oracle)");
-        const double resid = std::fabs(y[ip] - expect);
-        const double bound =
-            opt.bound_scale *
-            ((g * m_i + u * cabs_i) / (1 - u) + under * x_l1[p] * (1 + gd) + (gd + gf) * (m_i + cabs_i) + uf) *
-            (1 + gd);
-        double ratio = bound > 0 ? resid / bound : (resid == 0 ? 0 : std::numeric_limits<double>::infinity());
-        if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();  // NaN in C
+        if (p == 0 || !rademacher) {
+          const std::size_t iq = static_cast<std::size_t>((rademacher ? 0 : p) * M + i);
+          const double m_i = mag[iq], cabs_i = cabs[iq];
+          if (!std::isfinite(m_i))
+            return unimplemented("inputs are not finite: the Freivalds bound is undefined (use the full oracle)");
+          bound = opt.bound_scale *
+                  ((g * m_i + u * cabs_i) / (1 - u) + under * x_l1[p] * (1 + gd) + (gd + gf) * (m_i + cabs_i) + uf) *
+                  (1 + gd);
+          if (opt.keep_row_bounds && p == 0) res.row_bounds.push_back(bound);
+        }
+        const double r = residual(i, p), key = std::isnan(r) ? inf : r;  // NaN in C: beyond any bound
+        if (key > worst) {
+          worst = key;
+          worst_p = p;
+        }
+        if (rademacher && p + 1 < nv) continue;
+        const double resid = residual(i, worst_p);
+        double ratio = bound > 0 ? resid / bound : (resid == 0 ? 0 : inf);
+        if (std::isnan(ratio)) ratio = inf;
         if (ratio > res.freivalds_ratio || res.freivalds_worst_row < 0) {
           res.freivalds_ratio = ratio;
           res.freivalds_worst_row = i;
-          res.freivalds_worst_probe = p;
+          res.freivalds_worst_probe = worst_p;
           res.freivalds_residual = resid;
           res.freivalds_bound = bound;
         }
         if (ratio > 1) row_failed = true;
-        if (opt.keep_row_bounds && p == 0) res.row_bounds.push_back(bound);
+        worst = -1;
       }
       if (row_failed) {
         ++res.failing_rows;
@@ -276,47 +363,20 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
   }
 
   // ---- Sampled elements: an FP64 dot product each, with its own bound.
-  // The sample is a grid: sr distinct random rows times sc distinct random
-  // columns (sr sc >= samples). Every element is equally likely to be in it,
-  // and op(B)'s sampled columns are gathered in one pass over B (sc values per
-  // row of B, on one page) into a K x sc block the dot products read in order.
-  if (opt.samples > 0 && M > 0 && N > 0) {
-    std::int64_t sr = M, sc = N;
-    if (opt.samples < M * N) {
-      sr = std::min<std::int64_t>(M, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(opt.samples)))));
-      sc = std::min<std::int64_t>(N, (opt.samples + sr - 1) / sr);
-      sr = std::min<std::int64_t>(M, (opt.samples + sc - 1) / sc);
-    }
-    // Distinct indices: a partial Fisher-Yates shuffle when the pick is a large
-    // share of the range, rejection otherwise.
-    auto pick = [&](std::int64_t count, std::int64_t range) {
-      std::vector<std::int64_t> out;
-      if (count * 4 >= range) {
-        std::vector<std::int64_t> all(static_cast<std::size_t>(range));
-        for (std::int64_t t = 0; t < range; ++t) all[t] = t;
-        for (std::int64_t t = 0; t < count; ++t) std::swap(all[t], all[rng.uniform_int(t, range - 1)]);
-        out.assign(all.begin(), all.begin() + count);
-      } else {
-        while (static_cast<std::int64_t>(out.size()) < count) {
-          const std::int64_t v = rng.uniform_int(0, range - 1);
-          if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-        }
-      }
-      std::sort(out.begin(), out.end());
-      return out;
-    };
-    const std::vector<std::int64_t> si = pick(sr, M), sj = pick(sc, N);
-    // bcol[k * sc + t] = op(B)[k][sj[t]]; arow[t * K + k] = op(A)[si[t]][k].
-    std::vector<double> bcol, arow;
+  if (sampling) {
+    // arow[t * K + k] = op(A)[si[t]][k]; bcol unless the pass over B filled it.
+    std::vector<double>& arow = scratch().arow;
     if (use_ab) {
-      bcol.resize(static_cast<std::size_t>(K * sc));
-      arow.resize(static_cast<std::size_t>(sr * K));
-      if (pr.trans_b) {
-        for (std::int64_t t = 0; t < sc; ++t)
-          for (std::int64_t k = 0; k < K; ++k) bcol[k * sc + t] = elem(pr.b, sj[t], k);
-      } else {
-        for (std::int64_t k = 0; k < K; ++k)
-          for (std::int64_t t = 0; t < sc; ++t) bcol[k * sc + t] = elem(pr.b, k, sj[t]);
+      fill(arow, sr * K, 0.0);
+      if (!bcol_gathered) {
+        fill(bcol, K * sc, 0.0);
+        if (pr.trans_b) {
+          for (std::int64_t t = 0; t < sc; ++t)
+            for (std::int64_t k = 0; k < K; ++k) bcol[k * sc + t] = elem(pr.b, sj[t], k);
+        } else {
+          for (std::int64_t k = 0; k < K; ++k)
+            for (std::int64_t t = 0; t < sc; ++t) bcol[k * sc + t] = elem(pr.b, k, sj[t]);
+        }
       }
       if (pr.trans_a) {
         for (std::int64_t k = 0; k < K; ++k)

@@ -235,6 +235,8 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
     for (std::int64_t i = i0; i < i1; ++i) {
       for (int p = 0; p < nv; ++p) ps.out[p * ps.ldo + i] = hsum(acc[(i - i0) * nv + p]) + tail[i - i0][p];
       if (ps.wa != nullptr) ps.mag[i] = hsum8(macc[i - i0]) + mtail[i - i0];
+      for (std::int64_t t = 0; t < ps.gather_count; ++t)
+        ps.gather_out[i * ps.gather_count + t] = static_cast<double>(m.data[i * m.ld + ps.gather_cols[t]]);
     }
   }
 }

@@ -162,6 +162,36 @@ TEST(FreivaldsVerifier, DetectsSingleElementAtOnePointFiveTimesRowBound) {
   }
 }
 
+// The Freivalds pass over B also gathers the sampled check's columns of B;
+// alone, the sampled check gathers them itself. Both must judge the same
+// elements the same way, and the sample must still find a gross error.
+TEST(FreivaldsVerifier, SampledCheckIsTheSameWithOrWithoutTheFreivaldsPass) {
+  int caught = 0;
+  for (bool tb : {false, true}) {
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      Rng rng(seed);
+      Gemm g(32, 32, 48, false, tb, 1, rng);
+      g.run();
+      const std::int64_t i = rng.uniform_int(0, g.m - 1), j = rng.uniform_int(0, g.n - 1);
+      g.c[static_cast<std::size_t>(i * g.ldc + j)] += 100.0f;
+      auto both = verify_gemm(g.problem(), opts(seed, 10, 256));
+      auto alone = verify_gemm(g.problem(), opts(seed, 0, 256));
+      ASSERT_TRUE(both.ok() && alone.ok());
+      EXPECT_EQ(both->samples, alone->samples);
+      EXPECT_EQ(both->failing_samples, alone->failing_samples) << "seed " << seed << " tb " << tb;
+      EXPECT_EQ(both->sample_ratio, alone->sample_ratio) << "seed " << seed << " tb " << tb;
+      EXPECT_FALSE(both->pass);  // the probes always see it
+      if (alone->failing_samples > 0) {
+        ++caught;
+        EXPECT_EQ(alone->sample_worst_row, i);
+        EXPECT_EQ(alone->sample_worst_col, j);
+      }
+    }
+  }
+  // 256 of 1024 elements sampled: about a quarter of the 40 runs.
+  EXPECT_GE(caught, 3);
+}
+
 TEST(FreivaldsVerifier, SmallCorruptionBelowTheBoundPasses) {
   // Not over-sensitive: 0.1x the row bound is inside the promise.
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
