@@ -16,6 +16,7 @@
 // computed magnitudes, themselves rounded, are scaled up by (1 + that).
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -177,9 +178,14 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
                        ldm = detail::padded_stride(M);
     Scratch& ws = scratch();
     std::vector<double>& x = fill(ws.x, nv * ldx, 0.0);
+    // A Rademacher entry is +1 when the draw's top bit is set, -1 otherwise:
+    // built without a branch, which mispredicts half the time (filling the
+    // 41K entries at n = 4096, k = 10: 0.32 ms with it, 0.12-0.15 without).
+    constexpr std::uint64_t kSign = std::uint64_t{1} << 63, kOne = 0x3ff0000000000000ull;
     for (int p = 0; p < nv; ++p)
       for (std::int64_t j = 0; j < N; ++j)
-        x[static_cast<std::size_t>(p * ldx + j)] = rademacher ? ((rng.next_u64() >> 63) ? 1.0 : -1.0) : rng.normal();
+        x[static_cast<std::size_t>(p * ldx + j)] =
+            rademacher ? std::bit_cast<double>(kOne | (~rng.next_u64() & kSign)) : rng.normal();
     // sum_j |x_j| per probe: the kernel's underflow term enters row i's
     // residual as under * ||x||_1.
     std::vector<double> x_l1(static_cast<std::size_t>(nv), 0.0);
