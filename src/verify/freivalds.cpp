@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -325,41 +326,60 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
       if (use_c0) expect += pr.beta * c0x[ip];
       return std::fabs(y[ip] - expect);
     };
-    // Row i's bound for probe p. Rademacher probes (|x| = 1, ||x||_1 = N) share
-    // one bound per row, so a row is judged once, by its largest residual.
+    // Row i's bound for probe p; none when the inputs' magnitudes are not finite.
+    auto row_bound = [&](std::int64_t i, int p) -> std::optional<double> {
+      const std::size_t iq = static_cast<std::size_t>((rademacher ? 0 : p) * M + i);
+      const double m_i = mag[iq], cabs_i = cabs[iq];
+      if (!std::isfinite(m_i)) return std::nullopt;
+      return opt.bound_scale *
+             ((g * m_i + u * cabs_i) / (1 - u) + under * x_l1[p] * (1 + gd) + (gd + gf) * (m_i + cabs_i) + uf) *
+             (1 + gd);
+    };
+    // A residual's weight in the search for a row's worst probe: NaN in C is
+    // beyond any bound.
+    auto key = [&](std::int64_t i, int p) {
+      const double r = residual(i, p);
+      return std::isnan(r) ? inf : r;
+    };
+    // Judges row i's worst residual (of probe p; p < 0: the first probe with
+    // the largest key); returns whether it is beyond the bound.
+    auto judge = [&](std::int64_t i, int p, double worst, double bound) {
+      double ratio = bound > 0 ? worst / bound : (worst == 0 ? 0 : inf);
+      if (std::isnan(ratio)) ratio = inf;
+      if (ratio > res.freivalds_ratio || res.freivalds_worst_row < 0) {
+        if (p < 0)
+          for (p = 0; key(i, p) != worst;) ++p;
+        res.freivalds_ratio = ratio;
+        res.freivalds_worst_row = i;
+        res.freivalds_worst_probe = p;
+        res.freivalds_residual = residual(i, p);
+        res.freivalds_bound = bound;
+      }
+      return ratio > 1;
+    };
+    const char* const not_finite = "inputs are not finite: the Freivalds bound is undefined (use the full oracle)";
     for (std::int64_t i = 0; i < M; ++i) {
       bool row_failed = false;
-      double bound = 0, worst = -1;
-      int worst_p = 0;
-      for (int p = 0; p < nv; ++p) {
-        if (p == 0 || !rademacher) {
-          const std::size_t iq = static_cast<std::size_t>((rademacher ? 0 : p) * M + i);
-          const double m_i = mag[iq], cabs_i = cabs[iq];
-          if (!std::isfinite(m_i))
-            return unimplemented("inputs are not finite: the Freivalds bound is undefined (use the full oracle)");
-          bound = opt.bound_scale *
-                  ((g * m_i + u * cabs_i) / (1 - u) + under * x_l1[p] * (1 + gd) + (gd + gf) * (m_i + cabs_i) + uf) *
-                  (1 + gd);
+      if (rademacher) {
+        // Every probe has the same bound in a row (|x| = 1, ||x||_1 = N): the
+        // row is judged once, by its largest residual, taken without a branch
+        // per probe (random residuals mispredict one: this loop took 0.28 ms
+        // at n = 4096, k = 10 with it, 0.09-0.13 ms without, measured).
+        const std::optional<double> b = row_bound(i, 0);
+        if (!b) return unimplemented(not_finite);
+        const double bound = *b;
+        if (opt.keep_row_bounds) res.row_bounds.push_back(bound);
+        double worst = 0;
+        for (int p = 0; p < nv; ++p) worst = std::max(worst, key(i, p));
+        row_failed = judge(i, -1, worst, bound);
+      } else {
+        for (int p = 0; p < nv; ++p) {
+          const std::optional<double> b = row_bound(i, p);
+          if (!b) return unimplemented(not_finite);
+          const double bound = *b;
           if (opt.keep_row_bounds && p == 0) res.row_bounds.push_back(bound);
+          row_failed = judge(i, p, key(i, p), bound) || row_failed;
         }
-        const double r = residual(i, p), key = std::isnan(r) ? inf : r;  // NaN in C: beyond any bound
-        if (key > worst) {
-          worst = key;
-          worst_p = p;
-        }
-        if (rademacher && p + 1 < nv) continue;
-        const double resid = residual(i, worst_p);
-        double ratio = bound > 0 ? resid / bound : (resid == 0 ? 0 : inf);
-        if (std::isnan(ratio)) ratio = inf;
-        if (ratio > res.freivalds_ratio || res.freivalds_worst_row < 0) {
-          res.freivalds_ratio = ratio;
-          res.freivalds_worst_row = i;
-          res.freivalds_worst_probe = worst_p;
-          res.freivalds_residual = resid;
-          res.freivalds_bound = bound;
-        }
-        if (ratio > 1) row_failed = true;
-        worst = -1;
       }
       if (row_failed) {
         ++res.failing_rows;
