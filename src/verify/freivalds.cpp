@@ -69,6 +69,27 @@ double elem(const MatrixRef& m, std::int64_t r, std::int64_t c) {
   return static_cast<double>(m.data[r * m.ld + c]);
 }
 
+// The sampled check's dot products for W columns of bcol at once, in
+// registers: dot[t] = sum_k arow[k] bcol[k * ld + t], dmag[t] = sum_k |arow[k]
+// bcol[k * ld + t]|, in the same order as one column at a time. 64 samples at
+// K = 4096: 0.19-0.26 ms accumulated in the output vectors, 0.15-0.17 ms so.
+template <int W>
+void sample_dots(const double* arow, const double* bcol, std::int64_t ld, std::int64_t K, double* dot, double* dmag) {
+  double d[W] = {}, m[W] = {};
+  for (std::int64_t k = 0; k < K; ++k) {
+    const double a = arow[k];
+    const double* bk = bcol + k * ld;
+    for (int t = 0; t < W; ++t) {
+      d[t] += a * bk[t];
+      m[t] += std::fabs(a * bk[t]);
+    }
+  }
+  for (int t = 0; t < W; ++t) {
+    dot[t] = d[t];
+    dmag[t] = m[t];
+  }
+}
+
 // The check's buffers, kept per thread from one call to the next. At n = 4096
 // and k = 10 a call uses about 2.5 MiB of them, and fresh pages cost a fault
 // each on first touch: ~1.5 ms a call on the KVM guest of docs/verify.md, a
@@ -419,14 +440,11 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
       std::fill(dot.begin(), dot.end(), 0.0);
       std::fill(dmag.begin(), dmag.end(), 0.0);
       if (use_ab) {
-        for (std::int64_t k = 0; k < K; ++k) {
-          const double a = arow[tr * K + k];
-          const double* bk = bcol.data() + k * sc;
-          for (std::int64_t tc = 0; tc < sc; ++tc) {
-            dot[tc] += a * bk[tc];
-            dmag[tc] += std::fabs(a * bk[tc]);
-          }
-        }
+        std::int64_t t0 = 0;
+        for (; t0 + 8 <= sc; t0 += 8)
+          sample_dots<8>(arow.data() + tr * K, bcol.data() + t0, sc, K, dot.data() + t0, dmag.data() + t0);
+        for (; t0 < sc; ++t0)
+          sample_dots<1>(arow.data() + tr * K, bcol.data() + t0, sc, K, dot.data() + t0, dmag.data() + t0);
       }
       for (std::int64_t tc = 0; tc < sc; ++tc) {
         const std::int64_t j = sj[tc];
