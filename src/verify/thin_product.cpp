@@ -7,15 +7,16 @@
 //     walked in column blocks of kColBlock; a block of the probe vectors
 //     (nv x kColBlock doubles, L1-resident) is reused by every row of the
 //     panel, and 2 rows x 5 probes accumulate in registers (10 FMAs per
-//     widened 4-float load, probe chunks shared by the two rows). The FP32
-//     block path takes 2 rows x 4 probes, its last group with the magnitude.
+//     widened 4-float load, probe chunks shared by the two rows). Above
+//     five probes the FP32 block path takes 2 rows x 4 probes, its last
+//     group with the magnitude.
 //   * op(M) = M^T ("axpy form"): out_c += row_r[c] v_p[r]. Four stored rows are
 //     streamed together over a strip of kStrip columns whose FP64 outputs
 //     (nv x kStrip doubles) stay in L1; each output chunk is loaded and
 //     stored once per four rows.
 // The FP32 magnitude product |op(M)| wa is accumulated in FP32 from the same
-// loaded row chunks, while they are in L1 (on the FP32 block path, in the
-// same registers).
+// loaded row chunks, while they are in L1 (on the FP32 block path above five
+// probes, in the same registers).
 #include "verify/thin_product.h"
 
 #include <algorithm>
@@ -136,12 +137,8 @@ KC_INLINE void dot_tile32(const float* const* rows, const float* const* vs, cons
   }
 }
 
-/// All nv probes of an R-row tile, in groups of four; the last group (one to
-/// four probes, or none) also takes the magnitude product when wa is set, on
-/// the row chunks it has loaded anyway. Four probes and the magnitude keep two
-/// rows within the 16 vector registers. Against 2 x 5 tiles and a separate
-/// magnitude loop over the chunk: 3-8% less time per k = 10 pass from memory
-/// (interleaved runs, docs/verify.md), the same sums bit for bit.
+/// The probes left after the full groups (none to four), with or without the
+/// magnitude product.
 template <int R, bool kMag>
 KC_INLINE void last_group32(const float* const* rows, const float* const* vs, int left, const float* wa,
                             std::int64_t len8, V4* acc, int lda, F8* mag) {
@@ -155,13 +152,29 @@ KC_INLINE void last_group32(const float* const* rows, const float* const* vs, in
       break;
   }
 }
+
+/// Probe counts above this take the magnitude product inside the probe tiles
+/// (dot_tiles32 with wa set); up to it, in a loop of its own over each row
+/// chunk (dot_rows). Per pass over a 4096^2 matrix from memory, medians of
+/// 12-16 interleaved runs: k = 10 4.50-4.59 ms folded against 4.70-4.79 ms
+/// separate, k = 5 3.64-3.68 against 3.57, k = 1 3.12-3.29 against 2.92-2.98.
+constexpr int kFoldAbove = 5;
+
+/// All nv probes of an R-row tile. With wa (the magnitude folded in): groups
+/// of four, the last (one to four probes, or none) also taking |rows| wa on
+/// the chunks it has loaded anyway; four probes and the magnitude keep two rows
+/// within the 16 vector registers. Without: groups of five.
 template <int R>
 KC_INLINE void dot_tiles32(const float* const* rows, const float* const* vs, int nv, const float* wa,
                            std::int64_t len8, V4* acc, int lda, F8* mag) {
   int p = 0;
+  if (wa == nullptr) {
+    for (; p + 5 <= nv; p += 5) dot_tile32<R, 5, false>(rows, vs + p, nullptr, len8, acc + p, lda, mag);
+    last_group32<R, false>(rows, vs + p, nv - p, nullptr, len8, acc + p, lda, mag);
+    return;
+  }
   for (; nv - p > 4; p += 4) dot_tile32<R, 4, false>(rows, vs + p, nullptr, len8, acc + p, lda, mag);
-  if (wa != nullptr) last_group32<R, true>(rows, vs + p, nv - p, wa, len8, acc + p, lda, mag);
-  else last_group32<R, false>(rows, vs + p, nv - p, nullptr, len8, acc + p, lda, mag);
+  last_group32<R, true>(rows, vs + p, nv - p, wa, len8, acc + p, lda, mag);
 }
 
 template <int R, bool kAbs>
@@ -224,7 +237,7 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
         for (std::int64_t b0 = 0; b0 < len4; b0 += kFp32Block) {
           const std::int64_t blen = std::min(kFp32Block, len4 - b0);
           for (int p = 0; p < nv; ++p) vq[p] = ps.vf + p * ps.ldv + j0 + b0;
-          const float* wq = ps.wa != nullptr ? ps.wa + j0 + b0 : nullptr;
+          const float* wq = ps.wa != nullptr && nv > kFoldAbove ? ps.wa + j0 + b0 : nullptr;
           for (i = i0; i + 2 <= i1; i += 2) {
             const float* rows[2] = {m.data + i * m.ld + j0 + b0, m.data + (i + 1) * m.ld + j0 + b0};
             dot_tiles32<2>(rows, vq, nv, wq, blen, acc + (i - i0) * nv, nv, macc + (i - i0));
@@ -252,7 +265,7 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
         }
         if (ps.wa != nullptr) {
           const std::int64_t len8 = len & ~std::int64_t{7};
-          if constexpr (!kF32) {  // the FP32 tiles took it with the probes
+          if (!kF32 || nv <= kFoldAbove) {  // else the FP32 tiles took it with the probes
             F8 s = macc[i - i0];
             for (std::int64_t j = 0; j < len8; j += 8) s += abs8(load8(row + j)) * load8(ps.wa + j0 + j);
             macc[i - i0] = s;
