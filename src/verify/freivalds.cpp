@@ -92,10 +92,10 @@ void sample_dots(const double* arow, const double* bcol, std::int64_t ld, std::i
 
 // The check's buffers, kept per thread from one call to the next. At n = 4096
 // and k = 10 a call uses about 2.5 MiB of them, and fresh pages cost a fault
-// each on first touch: ~1.5 ms a call on the KVM guest of docs/verify.md, a
-// tenth of the whole check. Only a thread's first call (or a larger problem)
-// pays it now. fill() sets the length and the contents without giving back
-// capacity.
+// each on first touch (with the first form of the row judging below, keeping
+// them took a call from 15.1-15.4 to 13.4-13.7 ms; docs/verify.md "Cost").
+// Only a thread's first call, or a larger problem, pays it now. fill() sets
+// the length and the contents without giving back capacity.
 struct Scratch {
   std::vector<double> x, y, z, w, c0x, mag, cabs, bcol, arow;
   std::vector<float> xf, wf, ones, ca32, za32, c0a32, wa32;
@@ -110,8 +110,8 @@ std::vector<T>& fill(std::vector<T>& v, std::int64_t n, T value) {
   return v;
 }
 // The same for a buffer that is written in full before it is read: its
-// contents are left as they were (writing these buffers twice, cold, was
-// ~0.2 ms of a 4096^2 check, measured).
+// contents are left as they were (these buffers are cold at each call, and
+// zeroing them first doubled their writes).
 template <typename T>
 std::vector<T>& sized(std::vector<T>& v, std::int64_t n) {
   v.resize(static_cast<std::size_t>(n));
