@@ -234,10 +234,11 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
         for (std::int64_t j = 0; j < N; ++j) xf[static_cast<std::size_t>(p * ldx + j)] = static_cast<float>(xp[j]);
     }
     // sum_j |x_j| per probe: the kernel's underflow term enters row i's
-    // residual as under * ||x||_1.
-    std::vector<double> x_l1(static_cast<std::size_t>(nv), 0.0);
-    for (int p = 0; p < nv; ++p)
-      for (std::int64_t j = 0; j < N; ++j) x_l1[p] += std::fabs(x[static_cast<std::size_t>(p * ldx + j)]);
+    // residual as under * ||x||_1 (N for Rademacher probes).
+    std::vector<double> x_l1(static_cast<std::size_t>(nv), rademacher ? static_cast<double>(N) : 0.0);
+    if (!rademacher)
+      for (int p = 0; p < nv; ++p)
+        for (std::int64_t j = 0; j < N; ++j) x_l1[p] += std::fabs(x[static_cast<std::size_t>(p * ldx + j)]);
     auto pass = [&](const MatrixRef& m, bool transposed, const double* v, int count, std::int64_t ldv,
                     bool abs_rows, const float* wa, double* out, std::int64_t ldo, float* mag,
                     const float* vf = nullptr, bool gather = false) {
