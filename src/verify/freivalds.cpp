@@ -165,6 +165,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
   // the pass over B can gather its columns. The sample is sr distinct random
   // rows times sc distinct random columns (sr sc >= samples), from its own
   // random stream: every element is equally likely to be in it.
+  Scratch& ws = scratch();
   const bool sampling = opt.samples > 0 && M > 0 && N > 0;
   std::int64_t sr = M, sc = N;
   std::vector<std::int64_t> si, sj;
@@ -197,7 +198,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     sj = pick(sc, N);
   }
   // bcol[k * sc + t] = op(B)[k][sj[t]], filled by the Freivalds pass over B when it runs.
-  std::vector<double>& bcol = scratch().bcol;
+  std::vector<double>& bcol = ws.bcol;
   bool bcol_gathered = false;
 
   // ---- Freivalds: probes p-major with padded strides (detail::padded_stride).
@@ -206,7 +207,6 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     const bool rademacher = opt.probe == ProbeKind::kRademacher;
     const std::int64_t ldx = detail::padded_stride(N), ldw = detail::padded_stride(K),
                        ldm = detail::padded_stride(M);
-    Scratch& ws = scratch();
     // FP32 blocks (detail::ThinPass::vf) for the signed products of long sums:
     // with Rademacher probes B X and C X are exact in every product, and the
     // extra FP32 rounding is a few dozen u32 against the kernel's (K + 2) u.
@@ -431,7 +431,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
   // ---- Sampled elements: an FP64 dot product each, with its own bound.
   if (sampling) {
     // arow[t * K + k] = op(A)[si[t]][k]; bcol unless the pass over B filled it.
-    std::vector<double>& arow = scratch().arow;
+    std::vector<double>& arow = ws.arow;
     if (use_ab) {
       fill(arow, sr * K, 0.0);
       if (!bcol_gathered) {

@@ -157,7 +157,7 @@ KC_INLINE void last_group32(const float* const* rows, const float* const* vs, in
 /// (dot_tiles32 with wa set); up to it, in a loop of its own over each row
 /// chunk (dot_rows). Per pass over a 4096^2 matrix from memory, medians of
 /// 12-16 interleaved runs: k = 10 4.50-4.74 ms folded against 4.70-4.89 ms
-/// separate, k = 5 3.64-3.68 against 3.57, k = 1 3.12-3.29 against 2.92-2.98.
+/// separate, k = 5 3.64-3.68 against 3.57-3.66, k = 1 3.12-3.29 against 2.92-2.98.
 constexpr int kFoldAbove = 5;
 
 /// All nv probes of an R-row tile. With wa (the magnitude folded in): groups
