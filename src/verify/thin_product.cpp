@@ -9,7 +9,9 @@
 //     panel, and 2 rows x 5 probes accumulate in registers (10 FMAs per
 //     widened 4-float load, probe chunks shared by the two rows). Above
 //     five probes the FP32 block path takes 2 rows x 4 probes, its last
-//     group with the magnitude.
+//     group with the magnitude. On a CPU with AVX-512 the FP32 block path
+//     is a 16-lane kernel instead (2 rows x 10 probes and the magnitude,
+//     probes packed per block: "16 lanes" below).
 //   * op(M) = M^T ("axpy form"): out_c += row_r[c] v_p[r]. Four stored rows are
 //     streamed together over a strip of kStrip columns whose FP64 outputs
 //     (nv x kStrip doubles) stay in L1; each output chunk is loaded and
@@ -20,11 +22,14 @@
 #include "verify/thin_product.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#include <immintrin.h>  // the 16-lane path's masked loads
 
 // The vector helpers below are always inlined, so no V4 crosses a call
 // boundary: GCC's note that such a return "changes the ABI" does not apply.
@@ -69,6 +74,44 @@ KC_INLINE F8 abs8(F8 x) { return reinterpret_cast<F8>(reinterpret_cast<I8>(x) & 
 KC_INLINE double hsum(V4 a) { return (a[0] + a[1]) + (a[2] + a[3]); }
 KC_INLINE float hsum8(F8 a) {
   return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+/// The columns before the first `bytes`-aligned one when every row starts at
+/// the same alignment (none otherwise): the vector paths start their blocks
+/// there so that no full-vector load splits a cache line.
+inline std::int64_t unaligned_head(const MatrixRef& m, std::int64_t bytes) {
+  const std::int64_t per_vector = bytes / static_cast<std::int64_t>(sizeof(float));
+  const auto addr = reinterpret_cast<std::uintptr_t>(m.data);
+  if (m.ld % per_vector != 0 || addr % sizeof(float) != 0) return 0;
+  const auto b = static_cast<std::uintptr_t>(bytes);
+  return std::min(m.cols, static_cast<std::int64_t>((b - addr % b) % b / sizeof(float)));
+}
+
+/// Columns [jb, je) of a stored row (row: its column 0), one at a time:
+/// sums[p] += row_j v_pj in FP64 (|row_j| when kAbs).
+template <bool kAbs>
+KC_INLINE void scalar_sums(const ThinPass& ps, const float* row, std::int64_t jb, std::int64_t je, double* sums) {
+  for (std::int64_t j = jb; j < je; ++j) {
+    const double x = kAbs ? std::fabs(static_cast<double>(row[j])) : static_cast<double>(row[j]);
+    for (int p = 0; p < ps.nv; ++p) sums[p] += x * ps.v[p * ps.ldv + j];
+  }
+}
+
+/// The magnitude product over columns [jb, je) of a stored row, one at a time, in FP32.
+KC_INLINE float scalar_mag(const ThinPass& ps, const float* row, std::int64_t jb, std::int64_t je) {
+  float s = 0;
+  if (ps.wa != nullptr)
+    for (std::int64_t j = jb; j < je; ++j) s += std::fabs(row[j]) * ps.wa[j];
+  return s;
+}
+
+/// Stores row i's nv sums and its magnitude product, and copies its gathered columns.
+KC_INLINE void finish_row(const ThinPass& ps, std::int64_t i, const double* sums, float mag) {
+  for (int p = 0; p < ps.nv; ++p) ps.out[p * ps.ldo + i] = sums[p];
+  if (ps.wa != nullptr) ps.mag[i] = mag;
+  const float* row = ps.m->data + i * ps.m->ld;
+  for (std::int64_t t = 0; t < ps.gather_count; ++t)
+    ps.gather_out[i * ps.gather_count + t] = static_cast<double>(row[ps.gather_cols[t]]);
 }
 
 // ---- dot form -------------------------------------------------------------
@@ -200,15 +243,9 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
   const double* vp[kMaxPassVectors];
   const float* vq[kMaxPassVectors];
   double tail[kPanel][kMaxPassVectors];
-  // The FP32 path starts its blocks at the first 32-byte-aligned column when
-  // every row starts at the same alignment, so that no 8-float load splits a
-  // cache line; the columns before it go through the scalar FP64 path, like a
-  // block's tail.
-  std::int64_t head = 0;
-  if (kF32 && m.ld % 8 == 0) {
-    const auto addr = reinterpret_cast<std::uintptr_t>(m.data);
-    if (addr % sizeof(float) == 0) head = std::min(n, static_cast<std::int64_t>((32 - addr % 32) % 32 / 4));
-  }
+  // The FP32 path starts its blocks at a 32-byte-aligned column; the columns
+  // before it go through the scalar FP64 path, like a block's tail.
+  const std::int64_t head = kF32 ? unaligned_head(m, 32) : 0;
   for (std::int64_t i0 = rb; i0 < re; i0 += kPanel) {
     const std::int64_t i1 = std::min(re, i0 + kPanel);
     for (std::int64_t t = 0; t < (i1 - i0) * nv; ++t) acc[t] = V4{0, 0, 0, 0};
@@ -220,11 +257,8 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
       mtail[t] = 0;
     }
     for (std::int64_t i = i0; i < i1; ++i) {
-      const float* row = m.data + i * m.ld;
-      for (std::int64_t j = 0; j < head; ++j) {
-        for (int p = 0; p < nv; ++p) tail[i - i0][p] += static_cast<double>(row[j]) * ps.v[p * ps.ldv + j];
-        if (ps.wa != nullptr) mtail[i - i0] += std::fabs(row[j]) * ps.wa[j];
-      }
+      scalar_sums<false>(ps, m.data + i * m.ld, 0, head, tail[i - i0]);
+      mtail[i - i0] = scalar_mag(ps, m.data + i * m.ld, 0, head);
     }
     for (std::int64_t j0 = head; j0 < n; j0 += kColBlock) {
       const std::int64_t len = std::min(kColBlock, n - j0);
@@ -258,30 +292,208 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
         }
       }
       for (i = i0; i < i1; ++i) {
-        const float* row = m.data + i * m.ld + j0;
-        for (std::int64_t j = len4; j < len; ++j) {
-          const double x = kAbs ? std::fabs(static_cast<double>(row[j])) : static_cast<double>(row[j]);
-          for (int p = 0; p < nv; ++p) tail[i - i0][p] += x * vp[p][j];
-        }
+        const float* row = m.data + i * m.ld;
+        scalar_sums<kAbs>(ps, row, j0 + len4, j0 + len, tail[i - i0]);
         if (ps.wa != nullptr) {
           const std::int64_t len8 = len & ~std::int64_t{7};
           if (!kF32 || nv <= kFoldAbove) {  // else the FP32 tiles took it with the probes
             F8 s = macc[i - i0];
-            for (std::int64_t j = 0; j < len8; j += 8) s += abs8(load8(row + j)) * load8(ps.wa + j0 + j);
+            for (std::int64_t j = 0; j < len8; j += 8) s += abs8(load8(row + j0 + j)) * load8(ps.wa + j0 + j);
             macc[i - i0] = s;
           }
-          for (std::int64_t j = len8; j < len; ++j) mtail[i - i0] += std::fabs(row[j]) * ps.wa[j0 + j];
+          mtail[i - i0] += scalar_mag(ps, row, j0 + len8, j0 + len);
         }
       }
     }
     for (std::int64_t i = i0; i < i1; ++i) {
-      for (int p = 0; p < nv; ++p) ps.out[p * ps.ldo + i] = hsum(acc[(i - i0) * nv + p]) + tail[i - i0][p];
-      if (ps.wa != nullptr) ps.mag[i] = hsum8(macc[i - i0]) + mtail[i - i0];
-      for (std::int64_t t = 0; t < ps.gather_count; ++t)
-        ps.gather_out[i * ps.gather_count + t] = static_cast<double>(m.data[i * m.ld + ps.gather_cols[t]]);
+      double sums[kMaxPassVectors];
+      for (int p = 0; p < nv; ++p) sums[p] = hsum(acc[(i - i0) * nv + p]) + tail[i - i0][p];
+      finish_row(ps, i, sums, hsum8(macc[i - i0]) + mtail[i - i0]);
     }
   }
 }
+
+// ---- dot form, 16 lanes (AVX-512) -----------------------------------------
+//
+// The FP32 block path again with 16-lane FMAs: half the FMA instructions of
+// the 8-lane tiles for the same sums. A 2-row x 10-probe tile and the two
+// rows' magnitude products hold 26 of the 32 vector registers, and each row
+// chunk is loaded once for all ten probes. The probes are regrouped per block
+// (pack_probes) so that one base register and constant offsets reach every
+// probe chunk: with a pointer per probe the tile runs out of general
+// registers and reloads them from the stack. The columns before the first
+// 64-byte-aligned one, and a block's last columns short of 16, take one
+// masked step each: scalar FP64 columns there cost ~10% of the pass when the
+// rows are only 16-byte aligned (measured).
+
+typedef float F16 __attribute__((vector_size(64)));
+typedef double V8 __attribute__((vector_size(64)));
+typedef std::int32_t I16 __attribute__((vector_size(64)));
+
+#define KC_WIDE [[gnu::always_inline]] inline __attribute__((target("avx512f,avx2,fma")))
+
+/// Columns per 16-lane block: each lane rounds kFp32Roundings times, as on the 8-lane path.
+constexpr std::int64_t kWideBlock = 16 * kFp32Roundings;
+/// Probes per 16-lane register tile.
+constexpr int kWideProbes = 10;
+
+/// The end of the 16-lane block that starts at column j0: the columns before
+/// `head` are a block of their own, the rest go kWideBlock at a time.
+inline std::int64_t wide_block_end(std::int64_t j0, std::int64_t head, std::int64_t n) {
+  return j0 < head ? head : std::min(n, j0 + kWideBlock);
+}
+
+KC_WIDE F16 load16(const float* p) {
+  F16 f;
+  std::memcpy(&f, p, sizeof f);
+  return f;
+}
+/// The first `count` floats at p (count < 16), zeros after them; nothing past them is read.
+KC_WIDE F16 load16_first(const float* p, std::int64_t count) {
+  return reinterpret_cast<F16>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1), p));
+}
+KC_WIDE F16 abs16(F16 x) { return reinterpret_cast<F16>(reinterpret_cast<I16>(x) & 0x7fffffff); }
+KC_WIDE V8 widen8(const float* p) {
+  const F8 f = load8(p);
+  return V8{static_cast<double>(f[0]), static_cast<double>(f[1]), static_cast<double>(f[2]),
+            static_cast<double>(f[3]), static_cast<double>(f[4]), static_cast<double>(f[5]),
+            static_cast<double>(f[6]), static_cast<double>(f[7])};
+}
+KC_WIDE double hsum8d(V8 a) { return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])); }
+KC_WIDE float hsum16(F16 a) {
+  F8 lo, hi;
+  std::memcpy(&lo, &a, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&a) + sizeof lo, sizeof hi);
+  return hsum8(lo) + hsum8(hi);
+}
+
+/// One 16-column step of wide_tile: the rows' chunks x against the probe chunks at column j.
+template <int R, int P>
+KC_WIDE void wide_step(const F16* x, const float* pk, std::int64_t j, F16 (*a)[P > 0 ? P : 1], F16* mg, bool with_mag) {
+  for (int p = 0; p < P; ++p) {
+    F16 y = load16(pk + p * kWideBlock + j);
+#if defined(__x86_64__)
+    asm("" : "+v"(y));  // one load per probe chunk, not one per row's FMA (dot_tile32)
+#endif
+    for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
+  }
+  if (with_mag) {
+    const F16 w = load16(pk + P * kWideBlock + j);
+    for (int r = 0; r < R; ++r) mg[r] += abs16(x[r]) * w;
+  }
+}
+
+/// acc[r * lda + p] += sum_j rows[r][j] pk[p * kWideBlock + j] over j < len (at
+/// most kWideBlock), summed per lane in FP32 and widened once; with with_mag
+/// also mag[r] += |rows[r][j]| pk[P * kWideBlock + j] in FP32, carried from
+/// block to block (the magnitude weights follow the tile's last probe).
+template <int R, int P>
+KC_WIDE void wide_tile(const float* const* rows, const float* pk, std::int64_t len, V8* acc, int lda, F16* mag,
+                       bool with_mag) {
+  F16 a[R][P > 0 ? P : 1], mg[R], x[R];
+  for (int r = 0; r < R; ++r) {
+    for (int p = 0; p < P; ++p) a[r][p] = F16{};
+    mg[r] = mag[r];
+  }
+  const std::int64_t full = len & ~std::int64_t{15};
+  for (std::int64_t j = 0; j < full; j += 16) {
+    for (int r = 0; r < R; ++r) x[r] = load16(rows[r] + j);
+    wide_step<R, P>(x, pk, j, a, mg, with_mag);
+  }
+  if (full < len) {  // the packed probes are zero past len, the rows are masked
+    for (int r = 0; r < R; ++r) x[r] = load16_first(rows[r] + full, len - full);
+    wide_step<R, P>(x, pk, full, a, mg, with_mag);
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int p = 0; p < P; ++p) {
+      float lanes[16];
+      std::memcpy(lanes, &a[r][p], sizeof lanes);
+      acc[r * lda + p] += widen8(lanes) + widen8(lanes + 8);
+    }
+    mag[r] = mg[r];
+  }
+}
+
+/// All nv probes of an R-row tile: groups of kWideProbes, the last one (none to
+/// kWideProbes probes) with the magnitude product.
+template <int R>
+KC_WIDE void wide_tiles(const float* const* rows, const float* pk, int nv, std::int64_t len, V8* acc, int lda,
+                        F16* mag) {
+  int p = 0;
+  for (; nv - p > kWideProbes; p += kWideProbes)
+    wide_tile<R, kWideProbes>(rows, pk + p * kWideBlock, len, acc + p, lda, mag, false);
+  const float* q = pk + p * kWideBlock;
+  V8* a = acc + p;
+  switch (nv - p) {
+    case 10: wide_tile<R, 10>(rows, q, len, a, lda, mag, true); break;
+    case 9: wide_tile<R, 9>(rows, q, len, a, lda, mag, true); break;
+    case 8: wide_tile<R, 8>(rows, q, len, a, lda, mag, true); break;
+    case 7: wide_tile<R, 7>(rows, q, len, a, lda, mag, true); break;
+    case 6: wide_tile<R, 6>(rows, q, len, a, lda, mag, true); break;
+    case 5: wide_tile<R, 5>(rows, q, len, a, lda, mag, true); break;
+    case 4: wide_tile<R, 4>(rows, q, len, a, lda, mag, true); break;
+    case 3: wide_tile<R, 3>(rows, q, len, a, lda, mag, true); break;
+    case 2: wide_tile<R, 2>(rows, q, len, a, lda, mag, true); break;
+    case 1: wide_tile<R, 1>(rows, q, len, a, lda, mag, true); break;
+    default: wide_tile<R, 0>(rows, q, len, a, lda, mag, true); break;
+  }
+}
+static_assert(kWideProbes == 10, "wide_tiles' cases");
+
+/// The FP32 probes regrouped for wide_rows, block after block (wide_block_end):
+/// nv + 1 rows of kWideBlock floats each, the probes and then the magnitude
+/// weights (zeros without wa), zero past the block's end. Kept per calling thread.
+const float* pack_probes(const ThinPass& ps, std::int64_t head) {
+  thread_local std::vector<float> packed;
+  const std::int64_t n = ps.m->cols, stride = (ps.nv + 1) * kWideBlock;
+  const std::int64_t blocks = (head > 0 ? 1 : 0) + (n - head + kWideBlock - 1) / kWideBlock;
+  packed.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, blocks * stride)), 0.0f);
+  float* pk = packed.data();
+  for (std::int64_t j0 = 0; j0 < n; pk += stride) {
+    const std::int64_t j1 = wide_block_end(j0, head, n);
+    for (int p = 0; p < ps.nv; ++p) std::copy(ps.vf + p * ps.ldv + j0, ps.vf + p * ps.ldv + j1, pk + p * kWideBlock);
+    if (ps.wa != nullptr) std::copy(ps.wa + j0, ps.wa + j1, pk + ps.nv * kWideBlock);
+    j0 = j1;
+  }
+  return packed.data();
+}
+
+/// Rows [rb, re) of the dot form on the 16-lane FP32 path: panels of kPanel
+/// rows walked block by block (wide_block_end; probes packed by pack_probes).
+__attribute__((target("avx512f,avx2,fma"))) void wide_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re,
+                                                           const float* packed, std::int64_t head) {
+  const MatrixRef& m = *ps.m;
+  const int nv = ps.nv;
+  const std::int64_t n = m.cols, stride = (nv + 1) * kWideBlock;
+  V8 acc[kPanel * kMaxPassVectors];
+  F16 mag[kPanel];
+  for (std::int64_t i0 = rb; i0 < re; i0 += kPanel) {
+    const std::int64_t i1 = std::min(re, i0 + kPanel);
+    for (std::int64_t t = 0; t < (i1 - i0) * nv; ++t) acc[t] = V8{};
+    for (auto& g : mag) g = F16{};
+    const float* pk = packed;
+    for (std::int64_t j0 = 0; j0 < n; pk += stride) {
+      const std::int64_t j1 = wide_block_end(j0, head, n);
+      std::int64_t i = i0;
+      for (; i + 2 <= i1; i += 2) {
+        const float* rows[2] = {m.data + i * m.ld + j0, m.data + (i + 1) * m.ld + j0};
+        wide_tiles<2>(rows, pk, nv, j1 - j0, acc + (i - i0) * nv, nv, mag + (i - i0));
+      }
+      if (i < i1) {
+        const float* rows[1] = {m.data + i * m.ld + j0};
+        wide_tiles<1>(rows, pk, nv, j1 - j0, acc + (i - i0) * nv, nv, mag + (i - i0));
+      }
+      j0 = j1;
+    }
+    for (std::int64_t i = i0; i < i1; ++i) {
+      double sums[kMaxPassVectors];
+      for (int p = 0; p < nv; ++p) sums[p] = hsum8d(acc[(i - i0) * nv + p]);
+      finish_row(ps, i, sums, hsum16(mag[i - i0]));
+    }
+  }
+}
+
+#undef KC_WIDE
 
 // ---- axpy form ------------------------------------------------------------
 
@@ -380,15 +592,18 @@ __attribute__((target("avx2,fma"))) void dot32_avx2(const ThinPass& ps, std::int
 
 // Picked at run time from the CPU's feature bits (arch= clones would key on
 // the CPU model name, which misses AMD parts with the same instructions).
-bool has_avx2_fma() {
+Fp32Kernel widest_fp32_kernel() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return Fp32Kernel::kNone;
+  return __builtin_cpu_supports("avx512f") ? Fp32Kernel::kAvx512 : Fp32Kernel::kAvx2;
 #else
-  return false;
+  return Fp32Kernel::kNone;
 #endif
 }
-const bool kAvx2 = has_avx2_fma();
+const Fp32Kernel kWidest = widest_fp32_kernel();
+const bool kAvx2 = kWidest != Fp32Kernel::kNone;
+std::atomic<Fp32Kernel> g_fp32_cap{Fp32Kernel::kAvx512};
 
 /// Runs body(begin, end) over [0, n) in `threads` contiguous pieces, each a multiple of `align`.
 template <typename F>
@@ -409,14 +624,25 @@ void parallel_for(std::int64_t n, int threads, std::int64_t align, F body) {
 
 }  // namespace
 
-bool fp32_blocks_available() { return kAvx2; }
+Fp32Kernel fp32_kernel() { return std::min(kWidest, g_fp32_cap.load(std::memory_order_relaxed)); }
+
+Fp32Kernel cap_fp32_kernel(Fp32Kernel cap) { return g_fp32_cap.exchange(cap); }
+
+bool fp32_blocks_available() { return fp32_kernel() != Fp32Kernel::kNone; }
 
 bool thin_pass(const ThinPass& ps) {
   const MatrixRef& m = *ps.m;
   // A thread costs tens of microseconds to start: below ~64K elements one is faster.
   const int threads = m.rows * m.cols >= (std::int64_t{1} << 16) ? std::max(1, ps.threads) : 1;
   if (!ps.transposed) {
-    const bool f32 = kAvx2 && ps.vf != nullptr && !ps.abs_rows;
+    const Fp32Kernel kernel = ps.vf != nullptr && !ps.abs_rows ? fp32_kernel() : Fp32Kernel::kNone;
+    if (kernel == Fp32Kernel::kAvx512) {
+      const std::int64_t head = unaligned_head(m, 64);
+      const float* packed = pack_probes(ps, head);
+      parallel_for(m.rows, threads, kPanel, [&](std::int64_t b, std::int64_t e) { wide_rows(ps, b, e, packed, head); });
+      return true;
+    }
+    const bool f32 = kernel == Fp32Kernel::kAvx2;
     const DotFn dot = f32 ? dot32_avx2 : kAvx2 ? dot_avx2 : dot_base;
     parallel_for(m.rows, threads, kPanel, [&](std::int64_t b, std::int64_t e) {
       // Aligned by hand: std::allocator does not honour the vector type's 32-byte alignment.

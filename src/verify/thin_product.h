@@ -33,11 +33,12 @@ struct ThinPass {
   int threads = 1;
   /// The probe vectors again as FP32 (same layout as v), or nullptr. When set
   /// and fp32_blocks_available(), the dot form (transposed = false) sums the
-  /// signed products in FP32 FMAs over blocks of kFp32Block columns (each lane
-  /// of a block: at most kFp32Block / 8 roundings of u32), widening every
-  /// block's sums into the FP64 accumulators; twice the lanes of FP64 and no
-  /// widening per element. The caller accounts for the extra rounding
-  /// (src/verify/freivalds.cpp). Ignored by the axpy form and abs_rows.
+  /// signed products in FP32 FMAs over blocks of columns (each lane of a
+  /// block: at most kFp32Roundings roundings of u32), widening every block's
+  /// sums into the FP64 accumulators; twice the lanes of FP64 (four times
+  /// with AVX-512) and no widening per element. The caller accounts for the
+  /// extra rounding (src/verify/freivalds.cpp). Ignored by the axpy form and
+  /// abs_rows.
   const float* vf = nullptr;
   /// Dot form only: also copy the stored elements M[r][gather_cols[t]],
   /// t < gather_count, into gather_out[r * gather_count + t] (widened), read
@@ -49,13 +50,25 @@ struct ThinPass {
   double* gather_out = nullptr;
 };
 
-/// Columns per FP32 block of the dot form: 16 FMAs per lane, so a term's FP32
-/// error is at most gamma_16(u32) of |row||v| (plus v's own rounding to FP32).
+/// Columns per FP32 block of the 8-lane dot form (the 16-lane one takes twice
+/// as many): 16 FMAs per lane, so a term's FP32 error is at most
+/// gamma_16(u32) of |row||v| (plus v's own rounding to FP32).
 constexpr std::int64_t kFp32Block = 128;
 constexpr int kFp32Roundings = static_cast<int>(kFp32Block / 8);
 
-/// Whether thin_pass can take the FP32 block path on this CPU (AVX2 and FMA:
-/// every multiply-add rounds once, which the error count above assumes).
+/// The FP32 block kernels of the dot form, narrowest first: 8-lane (AVX2 and
+/// FMA) and 16-lane (AVX-512F) FMAs. Both round every multiply-add once, which
+/// the error count above assumes, and both give each lane kFp32Roundings.
+enum class Fp32Kernel { kNone, kAvx2, kAvx512 };
+
+/// The kernel thin_pass uses: the widest this CPU runs, within the cap.
+Fp32Kernel fp32_kernel();
+
+/// Caps the kernel, process-wide, and returns the previous cap (tests and
+/// kc_bench_freivalds run the narrower kernel on a CPU that has both).
+Fp32Kernel cap_fp32_kernel(Fp32Kernel cap);
+
+/// Whether thin_pass can take the FP32 block path: fp32_kernel() is not kNone.
 bool fp32_blocks_available();
 
 /// The most probe vectors one pass takes.

@@ -357,67 +357,93 @@ TEST(ThinPass, MatchesNaiveProductsInBothForms) {
 
 // The FP32 block path (ThinPass::vf): every signed product within
 // gamma_r(u32) |row||v32| of the exact one, r = kFp32Roundings (the term
-// freivalds.cpp adds to its bound), for lengths around the block size and
-// rows with huge and tiny entries; and it is only taken where it exists.
-// The FP32 block kernels keep the signed sums within kFp32Roundings roundings
-// and the FP32 magnitude product within cols + 16 roundings of u32, whether
-// the rows start 32-byte aligned or not (the kernel peels the columns before
-// the first aligned one; offset 1 leaves no aligned column in an 8-column row).
+// freivalds.cpp adds to its bound), and the FP32 magnitude product within
+// cols + 16 roundings of u32, for each kernel this CPU has (the 8-lane and the
+// 16-lane one, and the FP64 path with the kernels capped off), for lengths
+// around both block sizes and the 16-column steps, probe counts below, at and
+// past one 16-lane tile (10), and rows with huge and tiny entries. The rows
+// start 0, 1, 5 or 12 floats past a 64-byte boundary: the kernels peel the
+// columns before the first aligned one (a masked step on the 16-lane path;
+// offset 1 leaves no aligned column in a 15-column row), and leading
+// dimensions that are not a multiple of 16 floats leave the rows at
+// different alignments. The pass also copies three columns per row (gather).
 TEST(ThinPass, Fp32BlocksStayWithinTheirRoundingBound) {
+  struct CapGuard {
+    detail::Fp32Kernel saved = detail::cap_fp32_kernel(detail::Fp32Kernel::kAvx512);
+    ~CapGuard() { detail::cap_fp32_kernel(saved); }
+  } guard;
+  const detail::Fp32Kernel widest = detail::fp32_kernel();
   const double gr = gamma(detail::kFp32Roundings, DType::kF32);
-  for (const std::int64_t offset : {std::int64_t{0}, std::int64_t{1}, std::int64_t{5}})
-    for (const std::int64_t cols : {std::int64_t{8}, std::int64_t{127}, std::int64_t{128}, std::int64_t{300},
-                                    std::int64_t{1031}}) {
-      const std::int64_t rows = 37, nv = 7;
-      Rng rng(static_cast<std::uint64_t>(cols));
-      // Leading dimension a multiple of 8 (every row at the first row's alignment),
-      // the first row at `offset` floats past a 32-byte boundary.
-      const std::int64_t ld = (cols + 7) / 8 * 8;
-      std::vector<float> store(static_cast<std::size_t>(rows * ld + 16));
-      const auto base = reinterpret_cast<std::uintptr_t>(store.data());
-      float* data = reinterpret_cast<float*>((base + 31) & ~std::uintptr_t{31}) + offset;
-      for (std::int64_t e = 0; e < rows * ld; ++e)
-        data[e] = static_cast<float>(rng.normal() * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-20, 20))));
-      const MatrixRef m{data, rows, cols, ld};
-      const std::int64_t ldv = detail::padded_stride(cols), ldo = detail::padded_stride(rows);
-      std::vector<double> v(static_cast<std::size_t>(nv * ldv), 0.0);
-      for (auto& e : v) e = rng.normal();
-      const std::vector<float> vf(v.begin(), v.end());
-      std::vector<float> wa(static_cast<std::size_t>(cols));
-      for (auto& e : wa) e = static_cast<float>(rng.uniform());
-      std::vector<double> out(static_cast<std::size_t>(nv * ldo), -1.0);
-      std::vector<float> mag(static_cast<std::size_t>(rows), -1.0f);
-      detail::ThinPass ps;
-      ps.m = &m;
-      ps.v = v.data();
-      ps.vf = vf.data();
-      ps.nv = static_cast<int>(nv);
-      ps.ldv = ldv;
-      ps.out = out.data();
-      ps.ldo = ldo;
-      ps.wa = wa.data();
-      ps.mag = mag.data();
-      ps.threads = 2;
-      const bool took = detail::thin_pass(ps);
-      EXPECT_EQ(took, detail::fp32_blocks_available());
-      const double gm = gamma(static_cast<double>(cols) + 16, DType::kF32);
-      for (std::int64_t i = 0; i < rows; ++i) {
-        double mref = 0;
-        for (std::int64_t j = 0; j < cols; ++j)
-          mref += std::fabs(static_cast<double>(data[i * ld + j])) * static_cast<double>(wa[j]);
-        ASSERT_LE(std::fabs(static_cast<double>(mag[i]) - mref), gm * mref) << "cols " << cols << " row " << i;
-        for (std::int64_t p = 0; p < nv; ++p) {
-          double ref = 0, scale = 0;  // against the FP32 probe: v's own rounding is charged separately
-          for (std::int64_t j = 0; j < cols; ++j) {
-            const double t = static_cast<double>(data[i * ld + j]) * static_cast<double>(vf[p * ldv + j]);
-            ref += t;
-            scale += std::fabs(t);
+  int kernels_run = 0;
+  for (const detail::Fp32Kernel cap :
+       {detail::Fp32Kernel::kNone, detail::Fp32Kernel::kAvx2, detail::Fp32Kernel::kAvx512}) {
+    if (cap > widest) continue;
+    detail::cap_fp32_kernel(cap);
+    ASSERT_EQ(detail::fp32_kernel(), cap);
+    ++kernels_run;
+    for (const std::int64_t offset : {std::int64_t{0}, std::int64_t{1}, std::int64_t{5}, std::int64_t{12}})
+      for (const std::int64_t cols : {8, 15, 17, 127, 128, 255, 256, 300, 529, 1031})
+        for (const int nv : {1, 7, 10, 13}) {
+          const std::int64_t rows = 37;
+          Rng rng(static_cast<std::uint64_t>(cols * 100 + nv));
+          const std::int64_t ld = (cols + 7) / 8 * 8;
+          std::vector<float> store(static_cast<std::size_t>(rows * ld + 32));
+          const auto base = reinterpret_cast<std::uintptr_t>(store.data());
+          float* data = reinterpret_cast<float*>((base + 63) & ~std::uintptr_t{63}) + offset;
+          for (std::int64_t e = 0; e < rows * ld; ++e)
+            data[e] = static_cast<float>(rng.normal() * std::ldexp(1.0, static_cast<int>(rng.uniform_int(-20, 20))));
+          const MatrixRef m{data, rows, cols, ld};
+          const std::int64_t ldv = detail::padded_stride(cols), ldo = detail::padded_stride(rows);
+          std::vector<double> v(static_cast<std::size_t>(nv * ldv), 0.0);
+          for (auto& e : v) e = rng.normal();
+          const std::vector<float> vf(v.begin(), v.end());
+          std::vector<float> wa(static_cast<std::size_t>(cols));
+          for (auto& e : wa) e = static_cast<float>(rng.uniform());
+          std::vector<double> out(static_cast<std::size_t>(nv * ldo), -1.0);
+          std::vector<float> mag(static_cast<std::size_t>(rows), -1.0f);
+          const std::vector<std::int64_t> gather = {0, cols / 2, cols - 1};
+          std::vector<double> gathered(static_cast<std::size_t>(rows * 3), -1.0);
+          detail::ThinPass ps;
+          ps.m = &m;
+          ps.v = v.data();
+          ps.vf = vf.data();
+          ps.nv = nv;
+          ps.ldv = ldv;
+          ps.out = out.data();
+          ps.ldo = ldo;
+          ps.wa = wa.data();
+          ps.mag = mag.data();
+          ps.threads = 2;
+          ps.gather_cols = gather.data();
+          ps.gather_count = 3;
+          ps.gather_out = gathered.data();
+          const bool took = detail::thin_pass(ps);
+          EXPECT_EQ(took, cap != detail::Fp32Kernel::kNone);
+          const double gm = gamma(static_cast<double>(cols) + 16, DType::kF32);
+          for (std::int64_t i = 0; i < rows; ++i) {
+            double mref = 0;
+            for (std::int64_t j = 0; j < cols; ++j)
+              mref += std::fabs(static_cast<double>(data[i * ld + j])) * static_cast<double>(wa[j]);
+            ASSERT_LE(std::fabs(static_cast<double>(mag[i]) - mref), gm * mref) << "cols " << cols << " row " << i;
+            for (std::int64_t t = 0; t < 3; ++t)
+              ASSERT_EQ(gathered[static_cast<std::size_t>(i * 3 + t)], static_cast<double>(data[i * ld + gather[t]]));
+            for (std::int64_t p = 0; p < nv; ++p) {
+              // Against the probe the path reads: the FP32 copy's own rounding is charged separately.
+              double ref = 0, scale = 0;
+              for (std::int64_t j = 0; j < cols; ++j) {
+                const std::size_t pj = static_cast<std::size_t>(p * ldv + j);
+                const double t = static_cast<double>(data[i * ld + j]) * (took ? static_cast<double>(vf[pj]) : v[pj]);
+                ref += t;
+                scale += std::fabs(t);
+              }
+              ASSERT_LE(std::fabs(out[p * ldo + i] - ref), (took ? gr : 0) * scale + 1e-13 * scale)
+                  << "kernel " << static_cast<int>(cap) << " offset " << offset << " cols " << cols << " nv " << nv
+                  << " row " << i << " probe " << p;
+            }
           }
-          ASSERT_LE(std::fabs(out[p * ldo + i] - ref), (took ? gr : 0) * scale + 1e-13 * scale)
-              << "offset " << offset << " cols " << cols << " row " << i << " probe " << p;
         }
-      }
-    }
+  }
+  EXPECT_EQ(kernels_run, 1 + static_cast<int>(widest));
 }
 
 // Products below FP32's smallest subnormal: an honest kernel's result is
