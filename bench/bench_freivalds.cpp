@@ -9,10 +9,13 @@
 //   full       the FP64-oracle check: A, B widened to FP64, OpenBLAS dgemm for
 //              A B and for |A||B|, every element judged against its bound
 //   read       the memory floor: reading A, B and C once (a vectorised sum)
-// Each figure is the best of a few runs; both the checks and sgemm use every core.
+// Each figure is the best of 6-9 runs; both the checks and sgemm use every core.
+// Every timed item (fast, freivalds, read, and each row of the second table)
+// runs alone right after its own sgemm, so all find the same state.
 // A second table, at the largest n, times the fast check for k in {1, 2, 3, 5, 10}
-// probes, interleaved run by run, against the same sgemm, the read floor and a
-// compute floor (the check's flops at the sgemm's flop rate).
+// probes (and k = 10 on the 8-lane kernel where the 16-lane one runs),
+// interleaved run by run, against the same sgemm, the read floor and a compute
+// floor (the check's flops at the sgemm's flop rate).
 // The header names the OpenBLAS core: where OpenBLAS misdetects the CPU (an SSE3
 // "Prescott" core on an AVX-512 machine), rerun with OPENBLAS_CORETYPE set to
 // the right one, or the ratios are against a slow sgemm.
@@ -29,6 +32,7 @@
 
 #include "bench/bench_util.h"
 #include "kc/verify.h"
+#include "src/verify/thin_product.h"
 
 namespace {
 
@@ -94,66 +98,91 @@ double full_check(kc::bench::DgemmFn dgemm, std::int64_t n, const std::vector<fl
   return worst;
 }
 
+/// One sgemm, timed. Every timed item runs alone right after one of these,
+/// as a check would follow the GEMM it checks, so that all of them find the
+/// caches and the guest in the same state (data the previous item read may
+/// still be cached, which would favour whichever came second). OpenBLAS's
+/// threads go to sleep right after the call (OPENBLAS_THREAD_TIMEOUT, set in
+/// main) instead of spinning for ~2^28 cycles on the cores the next item needs.
+/// An earlier version paused 250 ms instead: whatever ran first after the
+/// pause ran up to 2x slower on this guest (docs/verify.md, "Cost").
+double timed_gemm(const kc::backends::BlasLibrary& lib, std::int64_t n, std::vector<float>& a, std::vector<float>& b,
+                  std::vector<float>& c) {
+  const auto t0 = Clock::now();
+  kc::bench::sgemm_rowmajor(lib, n, n, n, a.data(), b.data(), c.data());
+  return seconds_since(t0);
+}
+
 /// The fast check at one n for several probe counts, interleaved run by run so
-/// that every row sees the same machine, in an order rotated each run so that
-/// no count always runs in the same position after the sgemm (this guest's
-/// speed drifts within seconds: docs/verify.md, "Cost"). Besides the read floor, each row gets a
+/// that every row sees the same machine (this guest's speed drifts within
+/// seconds: docs/verify.md, "Cost"); every timed row, the read floor included,
+/// runs alone right after its own sgemm. On a CPU with AVX-512 a row
+/// times k = 10 on the 8-lane FP32 kernel the 16-lane one replaces. Besides the read floor, each row gets a
 /// compute floor: the check's 2 (k + 1) flops per element of A, B and C at the
 /// sgemm's own flop rate, i.e. t_sgemm * 3 (k + 1) / n — a floor when OpenBLAS
 /// dispatches its best kernels for the CPU (the header names the core it picked;
 /// OPENBLAS_CORETYPE overrides a misdetection, docs/verify.md).
 void probe_counts(const kc::backends::BlasLibrary& lib, std::int64_t n, std::int64_t samples, int threads) {
+  using kc::verify::detail::Fp32Kernel;
   const std::size_t nn = static_cast<std::size_t>(n * n);
   std::vector<float> a(nn), b(nn), c(nn);
   kc::bench::fill_uniform(a, 1 + static_cast<std::uint64_t>(n));
   kc::bench::fill_uniform(b, 2 + static_cast<std::uint64_t>(n));
   struct Row {
-    int probes;
+    int probes;  // 0: the read floor
+    Fp32Kernel cap = Fp32Kernel::kAvx512;
     double best = 1e30;
     bool pass = true;
   };
   std::vector<Row> rows;
   for (int k : {1, 2, 3, 5, 10}) rows.push_back({k});
-  double t_gemm = 1e30, t_read = 1e30;
+  const bool wide = kc::verify::detail::fp32_kernel() == Fp32Kernel::kAvx512;
+  if (wide) rows.push_back({10, Fp32Kernel::kAvx2});
+  rows.push_back({0});
+  double t_gemm = 1e30;
   volatile double sink = 0;
-  // Every count in every position twice: with five rounds a count's best could
-  // still come from the guest's slow seconds alone (one run's per-call times
-  // at k = 10 went from 12.6 to 20.9 ms).
-  const int counts = static_cast<int>(rows.size()), runs = 2 * counts;
+  const int counts = static_cast<int>(rows.size()), runs = 6;
+  kc::verify::GemmProblem p;
+  p.m = p.n = p.k = n;
+  p.a = {a.data(), n, n, n};
+  p.b = {b.data(), n, n, n};
+  p.c = {c.data(), n, n, n};
   for (int r = 0; r < runs; ++r) {
-    auto t0 = Clock::now();
-    kc::bench::sgemm_rowmajor(lib, n, n, n, a.data(), b.data(), c.data());
-    t_gemm = std::min(t_gemm, seconds_since(t0));
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    t0 = Clock::now();
-    sink = sink + read_once({&a, &b, &c}, threads);
-    t_read = std::min(t_read, seconds_since(t0));
-    kc::verify::GemmProblem p;
-    p.m = p.n = p.k = n;
-    p.a = {a.data(), n, n, n};
-    p.b = {b.data(), n, n, n};
-    p.c = {c.data(), n, n, n};
     for (int q = 0; q < counts; ++q) {
-      Row& row = rows[static_cast<std::size_t>((q + r) % counts)];
+      Row& row = rows[static_cast<std::size_t>(q)];
+      t_gemm = std::min(t_gemm, timed_gemm(lib, n, a, b, c));
+      if (row.probes == 0) {
+        const auto t0 = Clock::now();
+        sink = sink + read_once({&a, &b, &c}, threads);
+        row.best = std::min(row.best, seconds_since(t0));
+        continue;
+      }
       kc::verify::Options o;
       o.probes = row.probes;
       o.samples = samples;
       o.threads = threads;
       o.seed = static_cast<std::uint64_t>(r + 1);
-      t0 = Clock::now();
+      const Fp32Kernel saved = kc::verify::detail::cap_fp32_kernel(row.cap);
+      const auto t0 = Clock::now();
       auto v = kc::verify::verify_gemm(p, o);
       row.best = std::min(row.best, seconds_since(t0));
+      kc::verify::detail::cap_fp32_kernel(saved);
       row.pass = row.pass && v.ok() && v->pass;
     }
   }
-  std::printf("\nfast check at n = %lld by probe count k (best of %d, order rotated; sgemm %.2f ms, read %.3f ms; + %lld sampled "
-              "elements)\ncompute floor = the check's 2 (k + 1) flops per element of A, B, C at the sgemm's flop rate\n",
-              static_cast<long long>(n), runs, t_gemm * 1e3, t_read * 1e3, static_cast<long long>(samples));
-  std::printf("%6s %10s %11s %11s %14s %16s\n", "k", "check ms", "check/gemm", "check/read", "compute floor",
+  const double t_read = rows.back().best;
+  std::printf("\nfast check at n = %lld by probe count k (best of %d, each row alone right after an sgemm; sgemm %.2f ms, "
+              "read %.3f ms; + %lld sampled elements)\ncompute floor = the check's 2 (k + 1) flops per element of A, B, "
+              "C at the sgemm's flop rate%s\n",
+              static_cast<long long>(n), runs, t_gemm * 1e3, t_read * 1e3, static_cast<long long>(samples),
+              wide ? "; 10 (8-lane): k = 10 on the AVX2 kernel instead of the AVX-512 one" : "");
+  std::printf("%12s %10s %11s %11s %14s %16s\n", "k", "check ms", "check/gemm", "check/read", "compute floor",
               "check/max(floors)");
   for (const Row& row : rows) {
+    if (row.probes == 0) continue;
     const double t_compute = t_gemm * 3.0 * (row.probes + 1) / static_cast<double>(n);
-    std::printf("%6d %10.3f %10.2f%% %10.2fx %11.3f ms %15.2fx%s\n", row.probes, row.best * 1e3,
+    const std::string label = std::to_string(row.probes) + (row.cap == Fp32Kernel::kAvx2 ? " (8-lane)" : "");
+    std::printf("%12s %10.3f %10.2f%% %10.2fx %11.3f ms %15.2fx%s\n", label.c_str(), row.best * 1e3,
                 100 * row.best / t_gemm, row.best / t_read, t_compute * 1e3, row.best / std::max(t_read, t_compute),
                 row.pass ? "" : "  (FAILED an honest sgemm)");
   }
@@ -176,6 +205,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // OpenBLAS reads this when it is loaded: its idle threads sleep after 2^4
+  // cycles instead of spinning on the cores the check is timed on (timed_gemm).
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);
   auto lib = kc::bench::open_openblas();
   if (!lib) return 1;
   auto dgemm = reinterpret_cast<kc::bench::DgemmFn>(lib->symbol("dgemm_"));
@@ -193,51 +225,46 @@ int main(int argc, char** argv) {
     std::vector<float> a(nn), b(nn), c(nn);
     kc::bench::fill_uniform(a, 1 + static_cast<std::uint64_t>(n));
     kc::bench::fill_uniform(b, 2 + static_cast<std::uint64_t>(n));
-    const int runs = n <= 1024 ? 7 : (n <= 2048 ? 4 : 5);
+    const int runs = n <= 1024 ? 9 : 6;
     double t_gemm = 1e30, t_fast = 1e30, t_frv = 1e30, t_full = 1e30, t_read = 1e30;
     double fast_ratio = 0, full_ratio = 0;
     bool all_pass = true;
     volatile double sink = 0;
+    kc::verify::GemmProblem p;
+    p.m = p.n = p.k = n;
+    p.a = {a.data(), n, n, n};
+    p.b = {b.data(), n, n, n};
+    p.c = {c.data(), n, n, n};
     for (int r = 0; r < runs; ++r) {
-      auto t0 = Clock::now();
-      kc::bench::sgemm_rowmajor(*lib, n, n, n, a.data(), b.data(), c.data());
-      t_gemm = std::min(t_gemm, seconds_since(t0));
-      // OpenBLAS's threads keep spinning for a while after a call (THREAD_TIMEOUT,
-      // about 2^28 cycles): let them go to sleep before timing the checks.
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-
-      kc::verify::GemmProblem p;
-      p.m = p.n = p.k = n;
-      p.a = {a.data(), n, n, n};
-      p.b = {b.data(), n, n, n};
-      p.c = {c.data(), n, n, n};
-      kc::verify::Options o;
-      o.probes = probes;
-      o.samples = samples;
-      o.threads = threads;
-      o.seed = static_cast<std::uint64_t>(r + 1);
-      t0 = Clock::now();
-      auto v = kc::verify::verify_gemm(p, o);
-      t_fast = std::min(t_fast, seconds_since(t0));
-      if (!v.ok()) {
-        std::fprintf(stderr, "verify failed: %s\n", v.status().to_string().c_str());
-        return 1;
+      // The fast check, its Freivalds part alone (no samples), the read: each after its own sgemm.
+      for (int item = 0; item < 3; ++item) {
+        t_gemm = std::min(t_gemm, timed_gemm(*lib, n, a, b, c));
+        if (item == 2) {
+          const auto t0 = Clock::now();
+          sink = sink + read_once({&a, &b, &c}, threads);
+          t_read = std::min(t_read, seconds_since(t0));
+          continue;
+        }
+        kc::verify::Options o;
+        o.probes = probes;
+        o.samples = item == 0 ? samples : 0;
+        o.threads = threads;
+        o.seed = static_cast<std::uint64_t>(r + 1);
+        const auto t0 = Clock::now();
+        auto v = kc::verify::verify_gemm(p, o);
+        double& best = item == 0 ? t_fast : t_frv;
+        best = std::min(best, seconds_since(t0));
+        if (!v.ok()) {
+          std::fprintf(stderr, "verify failed: %s\n", v.status().to_string().c_str());
+          return 1;
+        }
+        all_pass = all_pass && v->pass;
+        if (item == 0) fast_ratio = std::max(fast_ratio, v->worst_ratio);
       }
-      all_pass = all_pass && v->pass;
-      fast_ratio = std::max(fast_ratio, v->worst_ratio);
-      o.samples = 0;
-      t0 = Clock::now();
-      auto v2 = kc::verify::verify_gemm(p, o);
-      t_frv = std::min(t_frv, seconds_since(t0));
-      all_pass = all_pass && v2.ok() && v2->pass;
-
-      t0 = Clock::now();
-      sink = sink + read_once({&a, &b, &c}, threads);
-      t_read = std::min(t_read, seconds_since(t0));
 
       // The full check costs several sgemms: one run is enough above 1024.
       if (dgemm && (r == 0 || n <= 1024)) {
-        t0 = Clock::now();
+        const auto t0 = Clock::now();
         full_ratio = std::max(full_ratio, full_check(dgemm, n, a, b, c));
         t_full = std::min(t_full, seconds_since(t0));
       }
