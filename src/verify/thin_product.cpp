@@ -336,6 +336,12 @@ typedef std::int32_t I16 __attribute__((vector_size(64)));
 constexpr std::int64_t kWideBlock = 16 * kFp32Roundings;
 /// Probes per 16-lane register tile.
 constexpr int kWideProbes = 10;
+/// Rows ahead whose chunks a tile prefetches (into L1), step by step, at the
+/// columns it reads: two row pairs on in the walk, or for a panel's last two
+/// pairs the next panel's first rows. Without it the pass's FMA work added to
+/// its reads from memory rather than hiding under them: kc_bench_freivalds at
+/// n = 4096, k = 10, 7.5-7.9 ms against 9.6-9.8 (docs/verify.md, "Cost").
+constexpr std::int64_t kWideAhead = 4;
 
 /// The end of the 16-lane block that starts at column j0: the columns before
 /// `head` are a block of their own, the rest go kWideBlock at a time.
@@ -386,10 +392,11 @@ KC_WIDE void wide_step(const F16* x, const float* pk, std::int64_t j, F16 (*a)[P
 /// acc[r * lda + p] += sum_j rows[r][j] pk[p * kWideBlock + j] over j < len (at
 /// most kWideBlock), summed per lane in FP32 and widened once; with with_mag
 /// also mag[r] += |rows[r][j]| pk[P * kWideBlock + j] in FP32, carried from
-/// block to block (the magnitude weights follow the tile's last probe).
+/// block to block (the magnitude weights follow the tile's last probe). With
+/// `ahead`, each step also prefetches the same columns of the rows ahead[r].
 template <int R, int P>
-KC_WIDE void wide_tile(const float* const* rows, const float* pk, std::int64_t len, V8* acc, int lda, F16* mag,
-                       bool with_mag) {
+KC_WIDE void wide_tile(const float* const* rows, const float* const* ahead, const float* pk, std::int64_t len, V8* acc,
+                       int lda, F16* mag, bool with_mag) {
   F16 a[R][P > 0 ? P : 1], mg[R], x[R];
   for (int r = 0; r < R; ++r) {
     for (int p = 0; p < P; ++p) a[r][p] = F16{};
@@ -397,6 +404,8 @@ KC_WIDE void wide_tile(const float* const* rows, const float* pk, std::int64_t l
   }
   const std::int64_t full = len & ~std::int64_t{15};
   for (std::int64_t j = 0; j < full; j += 16) {
+    if (ahead != nullptr)
+      for (int r = 0; r < R; ++r) __builtin_prefetch(ahead[r] + j, 0, 3);
     for (int r = 0; r < R; ++r) x[r] = load16(rows[r] + j);
     wide_step<R, P>(x, pk, j, a, mg, with_mag);
   }
@@ -417,25 +426,25 @@ KC_WIDE void wide_tile(const float* const* rows, const float* pk, std::int64_t l
 /// All nv probes of an R-row tile: groups of kWideProbes, the last one (none to
 /// kWideProbes probes) with the magnitude product.
 template <int R>
-KC_WIDE void wide_tiles(const float* const* rows, const float* pk, int nv, std::int64_t len, V8* acc, int lda,
-                        F16* mag) {
+KC_WIDE void wide_tiles(const float* const* rows, const float* const* ahead, const float* pk, int nv, std::int64_t len,
+                        V8* acc, int lda, F16* mag) {
   int p = 0;
-  for (; nv - p > kWideProbes; p += kWideProbes)
-    wide_tile<R, kWideProbes>(rows, pk + p * kWideBlock, len, acc + p, lda, mag, false);
+  for (; nv - p > kWideProbes; p += kWideProbes, ahead = nullptr)  // the first group prefetches
+    wide_tile<R, kWideProbes>(rows, ahead, pk + p * kWideBlock, len, acc + p, lda, mag, false);
   const float* q = pk + p * kWideBlock;
   V8* a = acc + p;
   switch (nv - p) {
-    case 10: wide_tile<R, 10>(rows, q, len, a, lda, mag, true); break;
-    case 9: wide_tile<R, 9>(rows, q, len, a, lda, mag, true); break;
-    case 8: wide_tile<R, 8>(rows, q, len, a, lda, mag, true); break;
-    case 7: wide_tile<R, 7>(rows, q, len, a, lda, mag, true); break;
-    case 6: wide_tile<R, 6>(rows, q, len, a, lda, mag, true); break;
-    case 5: wide_tile<R, 5>(rows, q, len, a, lda, mag, true); break;
-    case 4: wide_tile<R, 4>(rows, q, len, a, lda, mag, true); break;
-    case 3: wide_tile<R, 3>(rows, q, len, a, lda, mag, true); break;
-    case 2: wide_tile<R, 2>(rows, q, len, a, lda, mag, true); break;
-    case 1: wide_tile<R, 1>(rows, q, len, a, lda, mag, true); break;
-    default: wide_tile<R, 0>(rows, q, len, a, lda, mag, true); break;
+    case 10: wide_tile<R, 10>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 9: wide_tile<R, 9>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 8: wide_tile<R, 8>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 7: wide_tile<R, 7>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 6: wide_tile<R, 6>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 5: wide_tile<R, 5>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 4: wide_tile<R, 4>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 3: wide_tile<R, 3>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 2: wide_tile<R, 2>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 1: wide_tile<R, 1>(rows, ahead, q, len, a, lda, mag, true); break;
+    default: wide_tile<R, 0>(rows, ahead, q, len, a, lda, mag, true); break;
   }
 }
 static_assert(kWideProbes == 10, "wide_tiles' cases");
@@ -477,11 +486,13 @@ __attribute__((target("avx512f,avx2,fma"))) void wide_rows(const ThinPass& ps, s
       std::int64_t i = i0;
       for (; i + 2 <= i1; i += 2) {
         const float* rows[2] = {m.data + i * m.ld + j0, m.data + (i + 1) * m.ld + j0};
-        wide_tiles<2>(rows, pk, nv, j1 - j0, acc + (i - i0) * nv, nv, mag + (i - i0));
+        const float* ahead[2] = {rows[0] + kWideAhead * m.ld, rows[1] + kWideAhead * m.ld};
+        wide_tiles<2>(rows, i + 1 + kWideAhead < re ? ahead : nullptr, pk, nv, j1 - j0, acc + (i - i0) * nv, nv,
+                      mag + (i - i0));
       }
       if (i < i1) {
         const float* rows[1] = {m.data + i * m.ld + j0};
-        wide_tiles<1>(rows, pk, nv, j1 - j0, acc + (i - i0) * nv, nv, mag + (i - i0));
+        wide_tiles<1>(rows, nullptr, pk, nv, j1 - j0, acc + (i - i0) * nv, nv, mag + (i - i0));
       }
       j0 = j1;
     }
