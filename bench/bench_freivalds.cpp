@@ -8,7 +8,8 @@
 //   freivalds  the same without the sampled elements
 //   full       the FP64-oracle check: A, B widened to FP64, OpenBLAS dgemm for
 //              A B and for |A||B|, every element judged against its bound
-//   read       the memory floor: reading A, B and C once (a vectorised sum)
+//   read       the memory floor: reading A, B and C once (a vectorised sum that
+//              prefetches 1 KiB ahead)
 // Each figure is the best of 6-9 runs; both the checks and sgemm use every core.
 // Every timed item (fast, freivalds, read, and each row of the second table)
 // runs alone right after its own sgemm, so all find the same state.
@@ -45,6 +46,11 @@ __attribute__((target_clones("avx2", "default"))) float sum_floats(const float* 
   V8f acc[4] = {};
   std::int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
+    // 1 KiB ahead, as the check's kernel prefetches its rows: without it the
+    // k = 1 check read faster than this "floor" (0.91x; with it the read took
+    // 5.8-6.1 ms against 6.7 ms at n = 4096, docs/verify.md "Cost").
+    __builtin_prefetch(p + i + 256, 0, 3);
+    __builtin_prefetch(p + i + 256 + 16, 0, 3);
     for (int r = 0; r < 4; ++r) {
       V8f x;
       std::memcpy(&x, p + i + 8 * r, sizeof x);

@@ -53,6 +53,13 @@ typedef std::int32_t I8 __attribute__((vector_size(32)));
 constexpr std::int64_t kPanel = 16;     // rows per panel (dot form)
 constexpr std::int64_t kColBlock = 256; // columns per block (dot form): 10 probes = 20 KiB of L1
 constexpr std::int64_t kStrip = 256;    // output columns per strip (axpy form)
+/// Rows ahead whose chunks an FP32 tile prefetches (into L1) as it goes, at the
+/// columns it reads: two row pairs on in the walk, or for a panel's last two
+/// pairs the next panel's first rows. Without it the pass's FMA work added to
+/// its reads from memory rather than hiding under them: kc_bench_freivalds at
+/// n = 4096, k = 10, 7.5-7.9 ms against 9.6-9.8 on the 16-lane kernel
+/// (docs/verify.md, "Cost").
+constexpr std::int64_t kAhead = 4;
 
 // Element by element, not __builtin_convertvector: GCC lowers the builtin in
 // the baseline context before inlining (two 128-bit converts and an insert per
@@ -143,16 +150,19 @@ KC_INLINE void dot_tile(const float* const* rows, const double* const* vs, std::
 /// The FP32 block form of dot_tile: acc[r * lda + p] += sum_j rows[r][j] vs[p][j]
 /// over j < len8 (a multiple of 8, at most kFp32Block), summed per lane in FP32
 /// and widened once at the end; with kMag also mag[r] += |rows[r][j]| wa[j],
-/// an FP32 accumulator per row carried from block to block.
+/// an FP32 accumulator per row carried from block to block. With `ahead`, also
+/// prefetches the same columns of the rows ahead[r] (kAhead).
 template <int R, int P, bool kMag>
-KC_INLINE void dot_tile32(const float* const* rows, const float* const* vs, const float* wa, std::int64_t len8,
-                          V4* acc, int lda, F8* mag) {
+KC_INLINE void dot_tile32(const float* const* rows, const float* const* ahead, const float* const* vs, const float* wa,
+                          std::int64_t len8, V4* acc, int lda, F8* mag) {
   F8 a[R][P], mg[R];
   for (int r = 0; r < R; ++r) {
     for (int p = 0; p < P; ++p) a[r][p] = F8{0, 0, 0, 0, 0, 0, 0, 0};
     if constexpr (kMag) mg[r] = mag[r];
   }
   for (std::int64_t j = 0; j < len8; j += 8) {
+    if (ahead != nullptr && j % 16 == 0)  // one prefetch per cache line
+      for (int r = 0; r < R; ++r) __builtin_prefetch(ahead[r] + j, 0, 3);
     F8 x[R];
     for (int r = 0; r < R; ++r) x[r] = load8(rows[r] + j);
     for (int p = 0; p < P; ++p) {
@@ -183,15 +193,15 @@ KC_INLINE void dot_tile32(const float* const* rows, const float* const* vs, cons
 /// The probes left after the full groups (none to four), with or without the
 /// magnitude product.
 template <int R, bool kMag>
-KC_INLINE void last_group32(const float* const* rows, const float* const* vs, int left, const float* wa,
-                            std::int64_t len8, V4* acc, int lda, F8* mag) {
+KC_INLINE void last_group32(const float* const* rows, const float* const* ahead, const float* const* vs, int left,
+                            const float* wa, std::int64_t len8, V4* acc, int lda, F8* mag) {
   switch (left) {
-    case 4: dot_tile32<R, 4, kMag>(rows, vs, wa, len8, acc, lda, mag); break;
-    case 3: dot_tile32<R, 3, kMag>(rows, vs, wa, len8, acc, lda, mag); break;
-    case 2: dot_tile32<R, 2, kMag>(rows, vs, wa, len8, acc, lda, mag); break;
-    case 1: dot_tile32<R, 1, kMag>(rows, vs, wa, len8, acc, lda, mag); break;
+    case 4: dot_tile32<R, 4, kMag>(rows, ahead, vs, wa, len8, acc, lda, mag); break;
+    case 3: dot_tile32<R, 3, kMag>(rows, ahead, vs, wa, len8, acc, lda, mag); break;
+    case 2: dot_tile32<R, 2, kMag>(rows, ahead, vs, wa, len8, acc, lda, mag); break;
+    case 1: dot_tile32<R, 1, kMag>(rows, ahead, vs, wa, len8, acc, lda, mag); break;
     default:
-      if constexpr (kMag) dot_tile32<R, 0, true>(rows, vs, wa, len8, acc, lda, mag);
+      if constexpr (kMag) dot_tile32<R, 0, true>(rows, ahead, vs, wa, len8, acc, lda, mag);
       break;
   }
 }
@@ -208,16 +218,18 @@ constexpr int kFoldAbove = 5;
 /// the chunks it has loaded anyway; four probes and the magnitude keep two rows
 /// within the 16 vector registers. Without: groups of five.
 template <int R>
-KC_INLINE void dot_tiles32(const float* const* rows, const float* const* vs, int nv, const float* wa,
-                           std::int64_t len8, V4* acc, int lda, F8* mag) {
-  int p = 0;
+KC_INLINE void dot_tiles32(const float* const* rows, const float* const* ahead, const float* const* vs, int nv,
+                           const float* wa, std::int64_t len8, V4* acc, int lda, F8* mag) {
+  int p = 0;  // the first group prefetches
   if (wa == nullptr) {
-    for (; p + 5 <= nv; p += 5) dot_tile32<R, 5, false>(rows, vs + p, nullptr, len8, acc + p, lda, mag);
-    last_group32<R, false>(rows, vs + p, nv - p, nullptr, len8, acc + p, lda, mag);
+    for (; p + 5 <= nv; p += 5, ahead = nullptr)
+      dot_tile32<R, 5, false>(rows, ahead, vs + p, nullptr, len8, acc + p, lda, mag);
+    last_group32<R, false>(rows, ahead, vs + p, nv - p, nullptr, len8, acc + p, lda, mag);
     return;
   }
-  for (; nv - p > 4; p += 4) dot_tile32<R, 4, false>(rows, vs + p, nullptr, len8, acc + p, lda, mag);
-  last_group32<R, true>(rows, vs + p, nv - p, wa, len8, acc + p, lda, mag);
+  for (; nv - p > 4; p += 4, ahead = nullptr)
+    dot_tile32<R, 4, false>(rows, ahead, vs + p, nullptr, len8, acc + p, lda, mag);
+  last_group32<R, true>(rows, ahead, vs + p, nv - p, wa, len8, acc + p, lda, mag);
 }
 
 template <int R, bool kAbs>
@@ -274,11 +286,13 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
           const float* wq = ps.wa != nullptr && nv > kFoldAbove ? ps.wa + j0 + b0 : nullptr;
           for (i = i0; i + 2 <= i1; i += 2) {
             const float* rows[2] = {m.data + i * m.ld + j0 + b0, m.data + (i + 1) * m.ld + j0 + b0};
-            dot_tiles32<2>(rows, vq, nv, wq, blen, acc + (i - i0) * nv, nv, macc + (i - i0));
+            const float* ahead[2] = {rows[0] + kAhead * m.ld, rows[1] + kAhead * m.ld};
+            dot_tiles32<2>(rows, i + 1 + kAhead < re ? ahead : nullptr, vq, nv, wq, blen, acc + (i - i0) * nv, nv,
+                           macc + (i - i0));
           }
           if (i < i1) {
             const float* rows[1] = {m.data + i * m.ld + j0 + b0};
-            dot_tiles32<1>(rows, vq, nv, wq, blen, acc + (i - i0) * nv, nv, macc + (i - i0));
+            dot_tiles32<1>(rows, nullptr, vq, nv, wq, blen, acc + (i - i0) * nv, nv, macc + (i - i0));
           }
         }
       } else {
@@ -336,12 +350,6 @@ typedef std::int32_t I16 __attribute__((vector_size(64)));
 constexpr std::int64_t kWideBlock = 16 * kFp32Roundings;
 /// Probes per 16-lane register tile.
 constexpr int kWideProbes = 10;
-/// Rows ahead whose chunks a tile prefetches (into L1), step by step, at the
-/// columns it reads: two row pairs on in the walk, or for a panel's last two
-/// pairs the next panel's first rows. Without it the pass's FMA work added to
-/// its reads from memory rather than hiding under them: kc_bench_freivalds at
-/// n = 4096, k = 10, 7.5-7.9 ms against 9.6-9.8 (docs/verify.md, "Cost").
-constexpr std::int64_t kWideAhead = 4;
 
 /// The end of the 16-lane block that starts at column j0: the columns before
 /// `head` are a block of their own, the rest go kWideBlock at a time.
@@ -486,8 +494,8 @@ __attribute__((target("avx512f,avx2,fma"))) void wide_rows(const ThinPass& ps, s
       std::int64_t i = i0;
       for (; i + 2 <= i1; i += 2) {
         const float* rows[2] = {m.data + i * m.ld + j0, m.data + (i + 1) * m.ld + j0};
-        const float* ahead[2] = {rows[0] + kWideAhead * m.ld, rows[1] + kWideAhead * m.ld};
-        wide_tiles<2>(rows, i + 1 + kWideAhead < re ? ahead : nullptr, pk, nv, j1 - j0, acc + (i - i0) * nv, nv,
+        const float* ahead[2] = {rows[0] + kAhead * m.ld, rows[1] + kAhead * m.ld};
+        wide_tiles<2>(rows, i + 1 + kAhead < re ? ahead : nullptr, pk, nv, j1 - j0, acc + (i - i0) * nv, nv,
                       mag + (i - i0));
       }
       if (i < i1) {
