@@ -465,12 +465,17 @@ const float* pack_probes(const ThinPass& ps, std::int64_t head) {
   thread_local std::vector<float> packed;
   const std::int64_t n = ps.m->cols, stride = (ps.nv + 1) * kWideBlock;
   const std::int64_t blocks = (head > 0 ? 1 : 0) + (n - head + kWideBlock - 1) / kWideBlock;
-  packed.assign(static_cast<std::size_t>(std::max<std::int64_t>(1, blocks * stride)), 0.0f);
+  packed.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, blocks * stride)));
   float* pk = packed.data();
   for (std::int64_t j0 = 0; j0 < n; pk += stride) {
     const std::int64_t j1 = wide_block_end(j0, head, n);
-    for (int p = 0; p < ps.nv; ++p) std::copy(ps.vf + p * ps.ldv + j0, ps.vf + p * ps.ldv + j1, pk + p * kWideBlock);
-    if (ps.wa != nullptr) std::copy(ps.wa + j0, ps.wa + j1, pk + ps.nv * kWideBlock);
+    for (int p = 0; p <= ps.nv; ++p) {
+      float* row = pk + p * kWideBlock;
+      const float* from = p < ps.nv ? ps.vf + p * ps.ldv : ps.wa;
+      if (from != nullptr) std::copy(from + j0, from + j1, row);
+      else std::fill(row, row + (j1 - j0), 0.0f);
+      std::fill(row + (j1 - j0), row + kWideBlock, 0.0f);
+    }
     j0 = j1;
   }
   return packed.data();
