@@ -47,8 +47,8 @@ __attribute__((target_clones("avx2", "default"))) float sum_floats(const float* 
   std::int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
     // 1 KiB ahead, as the check's kernel prefetches its rows: without it the
-    // k = 1 check read faster than this "floor" (0.91x; with it the read took
-    // 5.8-6.1 ms against 6.7 ms at n = 4096, docs/verify.md "Cost").
+    // k = 1 check read faster than this "floor" (0.91x). One run each at
+    // n = 4096: 6.7 ms without, 5.8 ms with (docs/verify.md "Cost").
     __builtin_prefetch(p + i + 256, 0, 3);
     __builtin_prefetch(p + i + 256 + 16, 0, 3);
     for (int r = 0; r < 4; ++r) {
