@@ -258,7 +258,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
       if (gather) {
         ps.gather_cols = sj.data();
         ps.gather_count = sc;
-        ps.gather_out = fill(bcol, K * sc, 0.0).data();
+        ps.gather_out = sized(bcol, K * sc).data();  // the pass writes every row
       }
       used_fp32 = detail::thin_pass(ps) || used_fp32;
     };

@@ -44,7 +44,8 @@ struct ThinPass {
   /// t < gather_count, into gather_out[r * gather_count + t] (widened), read
   /// while row r is still in cache. The sampled check's columns of B come from
   /// here: gathered on their own they are one cache line per element, a row
-  /// every few KiB (~0.55 ms at n = 4096, measured, of a ~14 ms check).
+  /// every few KiB (~0.55 ms at n = 4096, measured, of what was then a ~14 ms
+  /// check).
   const std::int64_t* gather_cols = nullptr;
   std::int64_t gather_count = 0;
   double* gather_out = nullptr;
