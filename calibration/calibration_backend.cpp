@@ -46,6 +46,9 @@ class CalibrationBackend : public Backend {
     add_transformer_impls(out);
     add_train_impls(out);
     add_ladder_impls(out);
+    add_blas_impls(out);
+    add_elementwise_impls(out);
+    add_softmax_impls(out);
     return out;
   }
 };

@@ -50,5 +50,8 @@ void add_incident_impls(ImplList& out);     ///< incident replays (incidents.cpp
 void add_transformer_impls(ImplList& out);  ///< transformer seeded bugs, FA3 replay (transformer.cpp)
 void add_train_impls(ImplList& out);        ///< training contracts, contracts/transformer (train.cpp)
 void add_ladder_impls(ImplList& out);       ///< verification-ladder seeded bugs (ladder.cpp)
+void add_blas_impls(ImplList& out);         ///< BLAS-level seeded bugs: GEMM rules, iamax, sum (blas.cpp)
+void add_elementwise_impls(ImplList& out);  ///< exp, tanh, gated activations, swiglu (elementwise.cpp)
+void add_softmax_impls(ImplList& out);      ///< softmax / log_softmax seeded bugs (softmax.cpp)
 
 }  // namespace kc::calibration

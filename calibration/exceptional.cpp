@@ -9,20 +9,12 @@
 #include <string>
 
 #include "calibration/calibration_backend.h"
+#include "calibration/unary.h"
 
 namespace kc::calibration {
 namespace {
 
 // ---------------------------------------------------------------- C-EXC-01
-
-/// y = f(x) elementwise over the relu op's x {n} -> y {n}.
-template <typename F>
-Status unary_kernel(Call& call, F f) {
-  const Tensor& x = call.t("x");
-  Tensor& y = call.t("y");
-  for (std::int64_t i = 0; i < x.numel(); ++i) y.set(i, f(static_cast<float>(x.at(i))));
-  return ok_status();
-}
 
 void add_nan_trio(ImplList& out) {
   add(out,

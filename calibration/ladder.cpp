@@ -17,31 +17,16 @@
 #include <cmath>
 
 #include "calibration/calibration_backend.h"
+#include "calibration/unary.h"
 
 namespace kc::calibration {
-namespace {
-
-template <typename F>
-Status unary(Call& call, F f) {
-  const Tensor& x = call.t("x");
-  Tensor& y = call.t("y");
-  for (std::int64_t i = 0; i < x.numel(); ++i) y.set(i, f(static_cast<float>(x.at(i))));
-  return ok_status();
-}
-
-Declaration sixteen_bit(Declaration d) {
-  d.dtypes = {DType::kF32, DType::kF16, DType::kBF16};
-  return d;
-}
-
-}  // namespace
 
 void add_ladder_impls(ImplList& out) {
   add(out,
       sixteen_bit(calib_decl("calib.gelu_erf_cutoff5", "gelu_erf",
                              "ladder L3 calibration: gelu_erf returning x past 5 and 0 below -5")),
       [](Call& call) {
-        return unary(call, [](float v) {
+        return unary_kernel(call, [](float v) {
           if (v > 5.0f) return v;
           if (v < -5.0f) return 0.0f;
           return 0.5f * v * std::erfc(-v * 0.70710678118654752f);
@@ -66,7 +51,7 @@ void add_ladder_impls(ImplList& out) {
   add(out,
       sixteen_bit(calib_decl("calib.tanh_pade", "tanh", "ladder L4 calibration: [3/2] Pade tanh clamped past |x| = 3")),
       [](Call& call) {
-        return unary(call, [](float v) {
+        return unary_kernel(call, [](float v) {
           if (std::isnan(v)) return v;
           if (v > 3.0f) return 1.0f;
           if (v < -3.0f) return -1.0f;

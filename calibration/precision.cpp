@@ -211,6 +211,16 @@ void add_denormal_trio(ImplList& out) {
         const auto alpha = static_cast<float>(call.get_double("alpha", 1.5));
         return scal_kernel(call, FpEnv::kFtzDaz, [alpha](float v) { return alpha * v; });
       });
+  // KC-SCAL-01's bad impl: alpha passed to the kernel in bf16 (a scalar
+  // argument cast to the activation dtype). The default alpha 1.5 is exact in
+  // bf16; 0.1 and -1e-3 are not, and every product is off by their rounding.
+  add(out,
+      calib_decl("calib.scal_bf16_alpha", "scal",
+                 "seeded bug: scal with alpha rounded to bf16 before the products (exact only for short alphas)"),
+      [](Call& call) {
+        const auto alpha = static_cast<float>(round_to(call.get_double("alpha", 1.5), DType::kBF16));
+        return scal_kernel(call, FpEnv::kIeee, [alpha](float v) { return alpha * v; });
+      });
   add(out,
       calib_decl("calib.scal_ieee", "scal", "C-PRC-03 good: scal with gradual underflow; declares denormal = IEEE"),
       [](Call& call) {
