@@ -35,11 +35,22 @@ Status beta_reads_c(Call& call) {
   return ok_status();
 }
 
+/// What a packed GEMM does differently from the reference rules.
+enum class PackDefect {
+  // The trans_b = T path packs B^T through bf16 (a packing routine shared
+  // with a bf16 kernel), so that path alone rounds B; N N, the default, is
+  // exact FP32.
+  kBtBf16,
+  // The epilogue stores C through bf16 (a mixed-precision epilogue): each
+  // output rounded to 8 significant bits, 0.2% of |C|, within an allclose at
+  // 1e-2 but far beyond FP32 accumulation, and not linear in B.
+  kBf16Epilogue,
+};
+
 /// C = alpha op(A) op(B) + beta C under the reference BLAS rules, every
-/// transpose honoured. `pack_bt_bf16` is the defect: the trans_b = T path
-/// packs B^T through bf16 (a packing routine shared with a bf16 kernel), so
-/// that path alone rounds B; N N, the default, is exact FP32.
-Status gemm_packed(Call& call, bool pack_bt_bf16) {
+/// transpose honoured, but for `defect`.
+Status gemm_packed(Call& call, PackDefect defect) {
+  const bool pack_bt_bf16 = defect == PackDefect::kBtBf16;
   const Tensor& ta = call.t("A");
   const Tensor& tb = call.t("B");
   Tensor& tc = call.t("C");
@@ -66,20 +77,7 @@ Status gemm_packed(Call& call, bool pack_bt_bf16) {
         for (std::int64_t p = 0; p < k; ++p) acc += (tra ? a[p * lda + i] : a[i * lda + p]) * bp[static_cast<std::size_t>(p * n + j)];
       float& cij = c[i * ldc + j];
       cij = beta == 0 ? alpha * acc : alpha * acc + beta * cij;
-    }
-  return ok_status();
-}
-
-/// The honest FP32 GEMM whose epilogue stores C through bf16 (a mixed
-/// precision epilogue): each output rounded to 8 significant bits, 0.2% of
-/// |C|, which is not linear in B.
-Status bf16_epilogue(Call& call) {
-  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
-  plain_gemm_on(g);
-  for (std::int64_t i = 0; i < g.m; ++i)
-    for (std::int64_t j = 0; j < g.n; ++j) {
-      float& c = g.c[i * g.ldc + j];
-      c = static_cast<float>(round_to(c, DType::kBF16));
+      if (defect == PackDefect::kBf16Epilogue) cij = static_cast<float>(round_to(cij, DType::kBF16));
     }
   return ok_status();
 }
@@ -133,11 +131,11 @@ void add_blas_impls(ImplList& out) {
   add(out,
       calib_decl("calib.matmul_bt_bf16_pack", "matmul",
                  "seeded bug: GEMM whose trans_b = T path packs B^T through bf16 (the other paths are FP32)"),
-      [](Call& call) { return gemm_packed(call, true); });
+      [](Call& call) { return gemm_packed(call, PackDefect::kBtBf16); });
   add(out,
       calib_decl("calib.matmul_bf16_epilogue", "matmul",
                  "seeded bug: FP32 GEMM whose epilogue stores C through bf16 (0.2% of |C|, not linear in B)"),
-      bf16_epilogue);
+      [](Call& call) { return gemm_packed(call, PackDefect::kBf16Epilogue); });
   add(out, calib_decl("calib.iamax_signed", "iamax", "baseline: iamax comparing x instead of |x| (the fabs forgotten)"),
       [](Call& call) { return iamax_kernel(call, false, true); });
   add(out,

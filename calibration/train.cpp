@@ -15,6 +15,15 @@
 //   calib.slerp_lerp            linear interpolation sold as slerp
 //   calib.wanda_magnitude_only  WANDA scored by |W| alone
 //   calib.prune_rescaled        kept weights rescaled by 1 / (1 - s)
+//   calib.adamw_step_off_by_one bias corrections from step t - 1
+//   calib.xent_fast_lse         log-sum-exp over a bit-trick fast exp
+//   calib.xent_bf16_probs       dz from bf16-rounded probabilities
+//   calib.xent_fp16_exp         no max subtraction, exponentials in fp16
+//   calib.kd_student_logp_over_t  log_softmax(zs) / T for log_softmax(zs / T)
+//   calib.kd_alpha1_fast_path   alpha = 1 shortcut without T²
+//   calib.prune_round_count     round(s cols) pruned for floor(s cols)
+//   calib.prune_bf16_kept       kept weights rounded through bf16
+//   calib.slerp_swapped         endpoint weights swapped
 // plus the trios' baselines and good impls.
 #include <algorithm>
 #include <cmath>
@@ -32,8 +41,10 @@ namespace {
 
 // AdamW in the paper's form (Loshchilov & Hutter, Algorithm 2): m̂ and v̂
 // materialised, p -= lr m̂ / (sqrt(v̂) + eps). Another rounding order than
-// the ref kernel, the same function.
-Status adamw_textbook(Call& call) {
+// the ref kernel, the same function. `step_offset` -1 is a defect: the bias
+// corrections use t - 1, the step counter read before its increment (6% of
+// the update at the default t = 10; 1 - beta^0 = 0 at t = 1).
+Status adamw_textbook(Call& call, std::int64_t step_offset = 0) {
   float* p = call.t("param").data<float>();
   const float* g = call.t("grad").data<float>();
   float* m = call.t("m").data<float>();
@@ -45,8 +56,8 @@ Status adamw_textbook(Call& call) {
   const auto b2 = static_cast<float>(call.get_double("beta2", 0.999));
   const auto eps = static_cast<float>(call.get_double("eps", 1e-8));
   const auto wd = static_cast<float>(call.get_double("weight_decay", 0.01));
-  const float bc1 = 1 - std::pow(b1, static_cast<float>(step));
-  const float bc2 = 1 - std::pow(b2, static_cast<float>(step));
+  const float bc1 = 1 - std::pow(b1, static_cast<float>(step + step_offset));
+  const float bc2 = 1 - std::pow(b2, static_cast<float>(step + step_offset));
   for (std::int64_t i = 0; i < n; ++i) {
     m[i] = b1 * m[i] + (1 - b1) * g[i];
     v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
@@ -152,18 +163,6 @@ Status xent_fast_lse(Call& call) {
   return ok_status();
 }
 
-// Cross-entropy loss as -log(p_t + 1e-6), the epsilon against log 0: a
-// confident row (p_t within 1e-6 of 1) gets a negative loss. dz is right.
-Status xent_log_eps(Call& call) {
-  KC_RETURN_IF_ERROR(backends::cross_entropy_fp32(call, true));
-  Tensor& loss = call.t("loss");
-  for (std::int64_t r = 0; r < loss.numel(); ++r) {
-    const float p_t = std::exp(-static_cast<float>(loss.at(r)));
-    loss.set(r, -std::log(p_t + 1e-6f));
-  }
-  return ok_status();
-}
-
 // The gradient from a bf16 copy of the probabilities (a saved activation in
 // bf16): dz = bf16(p) - onehot. Rows no longer sum to 0.
 Status xent_bf16_probs(Call& call) {
@@ -256,7 +255,8 @@ const tokenize::BpeTokenizer& tok_from_merges() {
 }  // namespace
 
 void add_train_impls(ImplList& out) {
-  add(out, calib_decl("calib.adamw_fp32", "adamw_step", "AdamW as in the paper's Algorithm 2, fp32"), adamw_textbook);
+  add(out, calib_decl("calib.adamw_fp32", "adamw_step", "AdamW as in the paper's Algorithm 2, fp32"),
+      [](Call& c) { return adamw_textbook(c); });
   add(out, calib_decl("calib.adamw_coupled_decay", "adamw_step",
                       "Adam with coupled L2 decay g += wd p, declared as AdamW"),
       [](Call& c) { return backends::adamw_fp32(c, /*coupled=*/true, true, -1); });
@@ -292,16 +292,9 @@ void add_train_impls(ImplList& out) {
   add(out, calib_decl("calib.xent_fast_lse", "cross_entropy",
                       "cross-entropy whose log-sum-exp sums a bit-trick fast exp (a confident row's loss goes below 0)"),
       xent_fast_lse);
-  // The step counter read before its increment: bias corrections 1 - beta^(t-1).
-  // At t = 10 the update moves by ~6% of lr; at t = 1 the corrections are 0.
   add(out, calib_decl("calib.adamw_step_off_by_one", "adamw_step",
                       "AdamW bias-correcting with step t - 1 (the counter read before its increment)"),
-      [](Call& c) {
-        return with_param(c, "step", static_cast<double>(c.get_int("step", 10) - 1),
-                          [](Call& cc) { return backends::adamw_fp32(cc, false, true, -1); });
-      });
-  add(out, calib_decl("calib.xent_log_eps", "cross_entropy", "cross-entropy loss as -log(softmax_t + 1e-6)"),
-      xent_log_eps);
+      [](Call& c) { return adamw_textbook(c, -1); });
   add(out, calib_decl("calib.xent_bf16_probs", "cross_entropy",
                       "cross-entropy gradient from bf16-rounded probabilities, bf16(p) - onehot"),
       xent_bf16_probs);

@@ -35,9 +35,6 @@ enum class NormDefect {
   // catastrophic in FP32 once the mean dwarfs the spread (mean 1e3, spread 3:
   // E[x²] ~ 1e6 carries an absolute rounding of ~0.1 per term against var 9).
   kOnePass,
-  // The variance from the uncentred x (rmsnorm's mean square) while the
-  // output is centred: var + mean², off by mean²/var.
-  kUncentredVar,
   // eps outside the square root, 1 / (sqrt(var) + eps): harmless at var ~ 1,
   // 5% at var = 1e-4 (normal(0, 0.01) rows), where scale invariance shows it.
   kEpsOutsideSqrt,
@@ -78,7 +75,6 @@ Status layernorm_kernel(Call& call, NormDefect defect) {
     float var = ss / static_cast<float>(cols);
     if (defect == NormDefect::kUnbiased) var = ss / static_cast<float>(std::max<std::int64_t>(cols - 1, 1));
     if (defect == NormDefect::kOnePass) var = sq / static_cast<float>(cols) - mean * mean;
-    if (defect == NormDefect::kUncentredVar) var = sq / static_cast<float>(cols);
     if (defect == NormDefect::kFp16Var) var = static_cast<float>(round_to(var, DType::kF16));
     const float rs = defect == NormDefect::kEpsOutsideSqrt ? 1.0f / (std::sqrt(var) + eps)
                                                            : h(1.0f / std::sqrt(h(var) + eps));
@@ -316,9 +312,6 @@ void add_transformer_impls(ImplList& out) {
             NormDefect::kUnbiased);
   layernorm("calib.layernorm_one_pass", "seeded bug: layernorm with the one-pass variance E[x²] - mean² in FP32",
             NormDefect::kOnePass);
-  layernorm("calib.layernorm_uncentred_var",
-            "seeded bug: layernorm normalising by the uncentred mean square (var + mean²) while centring the output",
-            NormDefect::kUncentredVar);
   layernorm("calib.layernorm_eps_outside", "seeded bug: layernorm with 1 / (sqrt(var) + eps), eps outside the root",
             NormDefect::kEpsOutsideSqrt);
   layernorm("calib.layernorm_fp16", "seeded bug: layernorm computed in fp16 (an autocast region), declared FP32",
