@@ -197,6 +197,23 @@ struct Routine {
   const char* description;
 };
 
+/// sgemm's argument rules, the same for the three libraries: kc calls the
+/// Fortran BLAS interface (sgemm_), whose semantics are the reference BLAS's.
+/// beta = 0: "When BETA is supplied as zero then C need not be set on input"
+/// (netlib sgemm.f, argument BETA; in every release). alpha = 0: the reference
+/// sgemm.f returns beta*C without referencing A or B ("And if alpha.eq.zero."
+/// quick return, since the 1989 original), and its documentation states it
+/// since Reference-LAPACK PR #1098 (2025; argument ALPHA: "If ALPHA is zero the
+/// values in A and B do not affect the result ... NaN/Inf propagation from A
+/// and B is inhibited if ALPHA is zero"). OpenBLAS and BLIS document no other
+/// rule for their BLAS interfaces.
+void declare_gemm_rules(Declaration& d) {
+  if (d.op != "matmul") return;
+  d.extra["alpha_zero"] = "AB_NOT_READ";
+  d.extra["beta_zero"] = "C_NOT_READ";
+  d.source += "; netlib sgemm.f arguments ALPHA, BETA (Reference-LAPACK PR #1098 for ALPHA)";
+}
+
 constexpr Routine kRoutines[] = {
     {"sgemm", "matmul", &run_sgemm, true, "C = alpha op(A) op(B) + beta C (row-major via C^T)"},
     {"sdot", "dot", &run_sdot, true, "x . y"},
@@ -230,6 +247,7 @@ class BlasImpl final : public Impl {
       // One thread: one fixed summation order, whatever the library's default.
       if (threads_ == 1) decl_.determinism = Determinism::kBitwise;
     }
+    declare_gemm_rules(decl_);
   }
 
   const Declaration& declaration() const override { return decl_; }
@@ -348,6 +366,7 @@ class CoreTypeImpl final : public Impl {
                         ", kernels forced to OPENBLAS_CORETYPE=" + ct.coretype + " (needs " +
                         ct.isa + ")";
     decl_.extra["coretype"] = ct.coretype;
+    declare_gemm_rules(decl_);
   }
 
   const Declaration& declaration() const override { return decl_; }

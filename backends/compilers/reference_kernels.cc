@@ -146,16 +146,18 @@ int32_t run_scal(const kc_call* call, char* msg, size_t size, void*) {
 #define KC_NAME(op) "compilers." KC_VARIANT_LABEL "." op
 #define KC_ACC "accumulator = FP32, determinism = BITWISE, nan = IEEE_PROPAGATE, denormal = IEEE"
 #define KC_ELEM "determinism = BITWISE, nan = IEEE_PROPAGATE, denormal = IEEE"
+// run_matmul skips the products when alpha == 0 and never reads C when beta == 0.
+#define KC_GEMM KC_ACC ", alpha_zero = AB_NOT_READ, beta_zero = C_NOT_READ"
 
 const kc_impl_desc kImpls[] = {
 #ifndef KC_KERNELS_NO_MATMUL  // left out of some builds to bound grade time (CMakeLists.txt)
-    {KC_NAME("matmul"), "matmul", "FP32", KC_ACC, "i-j-p triple loop, float accumulator", run_matmul, nullptr},
+    {KC_NAME("matmul"), "matmul", "FP32", KC_GEMM, "i-j-p triple loop, float accumulator", run_matmul, nullptr},
 #endif
     {KC_NAME("sum"), "sum", "FP32", KC_ACC, "sequential float sum in index order", run_sum, nullptr},
     {KC_NAME("softmax"), "softmax", "FP32", KC_ACC, "max-subtracted softmax, three passes per row", run_softmax,
      nullptr},
     {KC_NAME("relu"), "relu", "FP32", KC_ELEM, "x < 0 ? 0 : x (NaN passes through)", run_relu, nullptr},
-    {KC_NAME("gelu_erf"), "gelu_erf", "FP32", KC_ELEM, "0.5 x (1 + erff(x / sqrt 2))", run_gelu_erf, nullptr},
+    {KC_NAME("gelu_erf"), "gelu_erf", "FP32", KC_ELEM ", inf_policy = LIMIT", "0.5 x (1 + erff(x / sqrt 2))", run_gelu_erf, nullptr},
     {KC_NAME("scal"), "scal", "FP32", KC_ELEM, "x *= alpha, strided", run_scal, nullptr},
 };
 

@@ -444,6 +444,14 @@ Declaration base_declaration(const char* name, const char* op, const char* descr
 // the same number of SMs" (single stream; exceptions are the symv/hemv atomics
 // mode and multi-stream workspaces, neither used here). Hence BITWISE, on one
 // machine and one toolkit.
+// cublas<t>gemm: "If beta == 0 then C does not have to be a valid input"
+// (beta_zero = C_NOT_READ); alpha is "<type> scalar used for multiplication",
+// nothing said for alpha = 0 (alpha_zero = FORMULA).
+void declare_cublas_gemm_rules(Declaration& d) {
+  d.extra["alpha_zero"] = "FORMULA";
+  d.extra["beta_zero"] = "C_NOT_READ";
+}
+
 constexpr const char* kCublasReproSource =
     "cuBLAS Library User Guide §2.1.4 Results reproducibility; §2.4.2 cublasSetMathMode / "
     "cublasMath_t";
@@ -464,6 +472,7 @@ std::vector<std::shared_ptr<const Impl>> make_impls(const std::shared_ptr<CudaCo
     d.extra["input_rounding"] = "NONE";
     d.extra["math_mode"] = "CUBLAS_DEFAULT_MATH";
     d.source = kCublasReproSource;
+    declare_cublas_gemm_rules(d);
     add(std::move(d),
         [](CudaContext& c, Call& call) { return run_cublas_sgemm(c, CUBLAS_DEFAULT_MATH, call); });
   }
@@ -477,6 +486,7 @@ std::vector<std::shared_ptr<const Impl>> make_impls(const std::shared_ptr<CudaCo
     d.extra["input_rounding"] = "NONE";
     d.extra["math_mode"] = "CUBLAS_PEDANTIC_MATH";
     d.source = kCublasReproSource;
+    declare_cublas_gemm_rules(d);
     add(std::move(d),
         [](CudaContext& c, Call& call) { return run_cublas_sgemm(c, CUBLAS_PEDANTIC_MATH, call); });
   }
@@ -498,6 +508,7 @@ std::vector<std::shared_ptr<const Impl>> make_impls(const std::shared_ptr<CudaCo
     d.source =
         std::string(kCublasReproSource) +
         "; cublasComputeType_t CUBLAS_COMPUTE_32F_FAST_TF32; CUDA C++ Programming Guide, TF32";
+    declare_cublas_gemm_rules(d);
     add(std::move(d), [](CudaContext& c, Call& call) {
       return run_cublas_sgemm(c, CUBLAS_TF32_TENSOR_OP_MATH, call);
     });
@@ -547,6 +558,8 @@ std::vector<std::shared_ptr<const Impl>> make_impls(const std::shared_ptr<CudaCo
     d.source =
         "backends/cuda/kernels.cu (matmul_tiled_kernel): one FP32 accumulator per output, "
         "fmaf over k in increasing order; fixed order, so BITWISE";
+    d.extra["alpha_zero"] = "AB_NOT_READ";  // kernels.cu: alpha == 0 skips the k loop
+    d.extra["beta_zero"] = "C_NOT_READ";
     add(std::move(d), run_matmul_tiled);
   }
   // atomicAdd of per-block partial sums: the order in which blocks add into

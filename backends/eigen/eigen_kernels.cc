@@ -223,9 +223,14 @@ int32_t run_unary(const kc_call* call, char* msg, size_t size, void*) {
 #define KC_NAME(op) "eigen." KC_VARIANT_LABEL "." op
 #define KC_ACC "accumulator = FP32, determinism = BITWISE, nan = IEEE_PROPAGATE, denormal = IEEE"
 #define KC_ELEM "determinism = BITWISE, nan = IEEE_PROPAGATE, denormal = IEEE"
+// run_matmul returns before Eigen is called when alpha == 0, and gemm() uses
+// `C = alpha A B` (C not read) when beta == 0: rules of kc's adapter, not of Eigen.
+#define KC_GEMM KC_ACC ", alpha_zero = AB_NOT_READ, beta_zero = C_NOT_READ"
+// gelu/silu select -inf out (run_unary): the limit 0, kc's choice.
+#define KC_GATED KC_ELEM ", inf_policy = LIMIT"
 
 const kc_impl_desc kImpls[] = {
-    {KC_NAME("matmul"), "matmul", "FP32", KC_ACC, "Eigen GEMM C = alpha op(A) op(B) + beta C (Map, OuterStride)",
+    {KC_NAME("matmul"), "matmul", "FP32", KC_GEMM, "Eigen GEMM C = alpha op(A) op(B) + beta C (Map, OuterStride)",
      run_matmul, nullptr},
     {KC_NAME("sum"), "sum", "FP32", KC_ACC, "Eigen redux: strided vector .sum()", run_sum, nullptr},
     {KC_NAME("mean"), "mean", "FP32", KC_ACC, "row .mean()", run_stat<Stat::kMean>, nullptr},
@@ -244,12 +249,12 @@ const kc_impl_desc kImpls[] = {
     {KC_NAME("tanh"), "tanh", "FP32", KC_ELEM, "Array::tanh()", run_unary<Fn::kTanh>, nullptr},
     {KC_NAME("erf"), "erf", "FP32", KC_ELEM, "Array::erf() (unsupported/SpecialFunctions)", run_unary<Fn::kErf>,
      nullptr},
-    {KC_NAME("gelu_erf"), "gelu_erf", "FP32", KC_ELEM, "0.5 x (1 + erf(x / sqrt 2)) as an Array expression",
+    {KC_NAME("gelu_erf"), "gelu_erf", "FP32", KC_GATED, "0.5 x (1 + erf(x / sqrt 2)) as an Array expression",
      run_unary<Fn::kGeluErf>, nullptr},
-    {KC_NAME("gelu_tanh"), "gelu_tanh", "FP32", KC_ELEM, "0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))",
+    {KC_NAME("gelu_tanh"), "gelu_tanh", "FP32", KC_GATED, "0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))",
      run_unary<Fn::kGeluTanh>, nullptr},
     {KC_NAME("relu"), "relu", "FP32", KC_ELEM, "(x < 0).select(0, x)", run_unary<Fn::kRelu>, nullptr},
-    {KC_NAME("silu"), "silu", "FP32", KC_ELEM, "x * Array::logistic()", run_unary<Fn::kSilu>, nullptr},
+    {KC_NAME("silu"), "silu", "FP32", KC_GATED, "x * Array::logistic()", run_unary<Fn::kSilu>, nullptr},
 };
 
 #define KC_STR2(x) #x

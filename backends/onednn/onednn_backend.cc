@@ -24,8 +24,13 @@
 //  nan          IEEE_PROPAGATE: every primitive's page defines it by its
 //               formula with no exception for NaN (e.g. "Eltwise": relu
 //               dst = src if src > 0 else alpha*src, so NaN -> alpha*NaN = NaN).
-//               kc measures whether the JIT kernels (vmaxps-based relu, ...)
-//               keep that promise.
+//               kc measures whether the JIT kernels keep that promise. Two
+//               formulas do not cover NaN: relu is defined piecewise on s > 0
+//               and s <= 0, and NaN is neither; exp is e^s, a real function.
+//               For those the docs are silent, and the declaration is what
+//               2.6.3 does (observed, tests/repro: relu(NaN) = 0 from the
+//               vmaxps-based kernel, exp(NaN) = +inf): nan = MASK (no NaN out),
+//               so a change of behaviour shows up in C-EXC-01.
 //  denormal     IEEE: oneDNN 2.6 has no denormal mode; its kernels leave MXCSR
 //               (FTZ/DAZ) as the calling thread has it, and kc's worker runs
 //               with FTZ/DAZ clear.
@@ -34,9 +39,14 @@
 //               dev_guide_attributes_post_ops: dst = scale * (src x wei) +
 //               sum_scale * dst). beta = 0 adds no sum post-op, so C is not read.
 //               alpha = 0: the docs define the result as scale * (src x wei), which
-//               reads A and B; they promise nothing about skipping them. Measured
-//               on 2.6.3 (KC-GEMM-03): matmul skips them as reference BLAS does (the
-//               f32 matmul passes the scale to its internal sgemm as alpha).
+//               reads A and B; they promise nothing about skipping them, and
+//               nothing about NaN or Inf in them (declared alpha_zero = FORMULA,
+//               beta_zero = C_NOT_READ, so the BLAS rule of KC-GEMM-03 does not
+//               apply). Measured on 2.6.3 with NaN in A, alpha = 0, beta = 0.5
+//               (tests/repro/onednn_matmul_alpha_zero.cpp): the avx512_core
+//               brgemm kernel multiplies through the zero scale (NaN in the rows
+//               of C that meet the NaN), the avx2 gemm:jit kernel returns beta*C:
+//               the two ISA paths differ, and the docs allow both.
 //               inner_product: 2.6 has no f32 implementation with output scales
 //               (they serve int8), so alpha != 1 is kUnimplemented (not applicable).
 //
@@ -483,6 +493,19 @@ Declaration declaration_of(const Row& row, const std::string& name, const std::s
   d.oob = OobPolicy::kUndefined;                     // no indexing primitives here
   d.extra["fpmath"] = "STRICT";
   d.source = std::string(kDocs) + ": " + row.page + ", dev_guide_data_types, dev_guide_attributes_deterministic";
+  if (row.kind == Kind::kMatmul || row.kind == Kind::kInnerProduct) {
+    d.extra["alpha_zero"] = "FORMULA";   // dst = scale * (src x wei): nothing said for scale = 0
+    d.extra["beta_zero"] = "C_NOT_READ";  // no sum post-op at beta = 0: dst is written, never read
+  }
+  // dev_guide_eltwise gives gelu_erf 0.5 s (1 + erf(s / sqrt 2)), gelu_tanh
+  // 0.5 s (1 + tanh(...)), swish s / (1 + e^(-alpha s)), and says nothing of
+  // infinite s; at s = -inf each formula is -inf * 0 or -inf / inf, NaN in
+  // IEEE arithmetic, and 2.6.3 returns NaN there (observed, C-EXC-01).
+  const std::string op = row.op;
+  if (op == "relu" || op == "exp") d.nan = NanPolicy::kMask;  // docs silent on NaN; observed (header)
+  if (op == "gelu_erf" || op == "gelu_tanh" || op == "silu") d.extra["inf_policy"] = "FORMULA";
+  // dev_guide_eltwise states no accuracy for its functions (exp, log, tanh, ...).
+  if (row.kind == Kind::kEltwise && op != "relu") d.extra["ulp_bound"] = "UNDOCUMENTED";
   d.description = std::string(row.description) + extra_description;
   return d;
 }

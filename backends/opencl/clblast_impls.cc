@@ -158,12 +158,13 @@ std::vector<std::shared_ptr<const Impl>> clblast_impls() {
   auto add = [&](Declaration d, RunFn run) { out.push_back(std::make_shared<ClImpl>(std::move(d), std::move(run))); };
   {
     // xGEMM: "C = alpha * A * B + beta * C", row-major layout supported
-    // (CLBlastLayoutRowMajor). Whether C is read when beta = 0 is not
-    // documented: declared as such, and KC-GEMM's beta = 0 case (C arrives as
-    // NaN) shows what the kernel does.
+    // (CLBlastLayoutRowMajor). doc/api.md gives only the formula: nothing on
+    // whether A and B are read when alpha = 0 or C when beta = 0, so neither
+    // BLAS rule (KC-GEMM-02, KC-GEMM-03) is declared.
     Declaration d = clblast_declaration("clblast.sgemm", "matmul", "CLBlastSgemm, row-major");
     d.accumulator = DType::kF32;
-    d.extra["blas_alpha_beta"] = "UNDOCUMENTED for beta = 0 (doc/api.md gives only the formula)";
+    d.extra["alpha_zero"] = "FORMULA";
+    d.extra["beta_zero"] = "FORMULA";
     add(std::move(d), run_gemm);
   }
   {

@@ -425,7 +425,8 @@ std::vector<std::shared_ptr<const Impl>> project_impls(const DeviceFacts& facts)
       // of c with the infinitely precise product of a and b" (OpenCL 1.2
       // §6.12.2); alpha/beta follow the reference BLAS (alpha = 0 reads no A/B,
       // beta = 0 reads no C).
-      d.extra["blas_alpha_beta"] = "REFERENCE (alpha = 0: A, B not read; beta = 0: C not read)";
+      d.extra["alpha_zero"] = "AB_NOT_READ";
+      d.extra["beta_zero"] = "C_NOT_READ";
       d.source = std::string(kKernelsFile) + " (kc_matmul_tiled); OpenCL 1.2 §6.12.2 fma";
       add(std::move(d), [v](Call& c) { return run_matmul(v, c); });
     }

@@ -29,6 +29,13 @@ class RefImpl final : public Impl {
     decl_.denormal = DenormalPolicy::kIeee;     // no fast-math, no FTZ/DAZ flags set
     decl_.source = "kc in-project reference kernel";
     decl_.description = std::move(description);
+    if (decl_.op == "matmul") {
+      // run_matmul: alpha == 0 skips the product loop, beta == 0 never reads C.
+      decl_.extra["alpha_zero"] = "AB_NOT_READ";
+      decl_.extra["beta_zero"] = "C_NOT_READ";
+    }
+    // ref_transformer.cpp selects ±inf out: gelu/silu(-inf) = 0, the limit.
+    if (decl_.op == "gelu_erf" || decl_.op == "gelu_tanh" || decl_.op == "silu") decl_.extra["inf_policy"] = "LIMIT";
   }
 
   const Declaration& declaration() const override { return decl_; }

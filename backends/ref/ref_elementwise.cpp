@@ -51,6 +51,12 @@ class RefUnary final : public Impl {
     decl_.nan = NanPolicy::kIeeePropagate;      // NaN in, NaN out (relu included)
     decl_.denormal = DenormalPolicy::kIeee;     // no fast-math, no FTZ/DAZ flags set
     decl_.source = "kc in-project reference kernel; glibc float libm";
+    // glibc 2.27+ expf (sysdeps/ieee754/flt-32/e_expf.c, header comment):
+    // "ULP error: 0.502 (nearest rounding.)" against the exact value, so at
+    // most 1 ulp from the correctly rounded value (KC-EXP-01's derivation).
+    // The other functions' errors are listed by the glibc manual ("Errors in
+    // Math Functions") as measured maxima, not bounds: no ulp_bound declared.
+    if (fn == UnaryFn::kExp) decl_.extra["ulp_bound"] = "1";
     decl_.description = "fp32 evaluation, one rounding into the storage format";
   }
   const Declaration& declaration() const override { return decl_; }

@@ -37,8 +37,15 @@
 //  alpha/beta   addmm: out = beta * input + alpha * (mat1 @ mat2); "If beta is 0,
 //               then input will be ignored, and nan and inf in it will not be
 //               propagated" (torch.addmm). alpha = 0 is not special-cased by the
-//               docs: A and B are read. matmul has no alpha/beta: calls with
+//               docs: A and B are read (alpha_zero = FORMULA, so KC-GEMM-03's BLAS
+//               rule does not apply). matmul has no alpha/beta: calls with
 //               alpha != 1 or beta != 0 are outside its shape class (KC_UNSUPPORTED).
+//  inf_policy   gelu: "GELU(x) = x * Phi(x)" and, for approximate='tanh',
+//               0.5 x (1 + Tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+//               (torch.nn.functional.gelu / torch.nn.GELU); nothing on
+//               infinities. At x = -inf both are -inf * 0 = NaN in IEEE
+//               arithmetic, and 1.13 CPU returns NaN (observed, C-EXC-01):
+//               FORMULA.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>  // macros only
@@ -191,17 +198,17 @@ struct Entry {
 #define KC_TORCH_COMMON "determinism = BITWISE, nan = IEEE_PROPAGATE, denormal = IEEE"
 
 constexpr Entry kEntries[] = {
-    {"torch.matmul", "matmul", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.matmul; sgemm via aten/src/ATen/native/CPUBlas.cpp"),
+    {"torch.matmul", "matmul", "accumulator = FP32, " KC_TORCH_COMMON ", alpha_zero = FORMULA, beta_zero = C_NOT_READ, " KC_TORCH_SRC("torch.matmul; sgemm via aten/src/ATen/native/CPUBlas.cpp"),
      "at::matmul(op(A), op(B)); alpha = 1 and beta = 0 only", &run_matmul, 0},
-    {"torch.addmm", "matmul", "accumulator = FP32, " KC_TORCH_COMMON ", beta_zero = C_NOT_READ, " KC_TORCH_SRC("torch.addmm; sgemm via aten/src/ATen/native/CPUBlas.cpp"),
+    {"torch.addmm", "matmul", "accumulator = FP32, " KC_TORCH_COMMON ", alpha_zero = FORMULA, beta_zero = C_NOT_READ, " KC_TORCH_SRC("torch.addmm; sgemm via aten/src/ATen/native/CPUBlas.cpp"),
      "C.addmm_(op(A), op(B), beta, alpha): C = beta C + alpha op(A) op(B)", &run_addmm, 0},
     {"torch.softmax", "softmax", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.nn.functional.softmax; native/cpu/SoftMaxKernel.cpp"),
      "at::softmax(x, -1)", &run_softmax, 0},
     {"torch.log_softmax", "log_softmax", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.nn.functional.log_softmax; native/cpu/SoftMaxKernel.cpp"),
      "at::log_softmax(x, -1)", &run_log_softmax, 0},
-    {"torch.gelu_erf", "gelu_erf", KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.nn.functional.gelu approximate='none'"),
+    {"torch.gelu_erf", "gelu_erf", KC_TORCH_COMMON ", inf_policy = FORMULA, " KC_TORCH_SRC("torch.nn.functional.gelu approximate='none'"),
      "at::gelu(x, \"none\")", &run_gelu_erf, 0},
-    {"torch.gelu_tanh", "gelu_tanh", KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.nn.functional.gelu approximate='tanh'"),
+    {"torch.gelu_tanh", "gelu_tanh", KC_TORCH_COMMON ", inf_policy = FORMULA, " KC_TORCH_SRC("torch.nn.functional.gelu approximate='tanh'"),
      "at::gelu(x, \"tanh\")", &run_gelu_tanh, 0},
     {"torch.index_select", "index_select", KC_TORCH_COMMON ", oob = RAISE, " KC_TORCH_SRC("torch.index_select; bounds check in native/TensorAdvancedIndexing.cpp index_select_out_cpu_"),
      "at::index_select(table, 0, index)", &run_index_select, 0},

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "kc/metrics.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace kc::engine {
 
@@ -27,9 +28,20 @@ bool same_value(double a, double b) {
   return a == b;
 }
 
+/// The declared value of f(±inf) where the limit and the formula in IEEE
+/// arithmetic differ (ops/elementwise/elementwise.h, inf_policy): "LIMIT",
+/// "FORMULA", or empty when the impl declares neither.
+std::string declared_inf_policy(const Declaration& decl) {
+  const std::string v = decl.get(ops::kInfPolicyKey);
+  if (iequals(v, ops::kInfPolicyLimit)) return ops::kInfPolicyLimit;
+  if (iequals(v, ops::kInfPolicyFormula)) return ops::kInfPolicyFormula;
+  return "";
+}
+
 PolicyOutcome judge_nan(const PolicyInputs& in) {
   PolicyOutcome o;
   const NanPolicy declared = in.decl->nan;
+  const std::string declared_name(enum_name(nan_policy_table(), declared));
   const bool raised = in.status.code() == StatusCode::kKernelRaised;
   if (raised) {
     o.observed = "RAISE";
@@ -39,16 +51,39 @@ PolicyOutcome judge_nan(const PolicyInputs& in) {
       o.mismatches = 1;
       o.signatures.push_back({"UNEXPECTED_RAISE", {}});
       o.notes.push_back("the kernel raised on NaN/Inf input (" + in.status.message() + ") but declares nan = " +
-                        std::string(enum_name(nan_policy_table(), declared)));
+                        declared_name);
     }
     return o;
   }
+  // Two references: the limit (the oracle's default) and the defining formula
+  // evaluated in IEEE arithmetic. Where they differ (gelu/silu at -inf: 0 or
+  // NaN) the impl's declared inf_policy says which one it promised; an impl
+  // that declares neither is not judged there, and what it returned is noted.
+  const std::string inf_policy = declared_inf_policy(*in.decl);
+  OracleOptions formula_options = in.options;
+  formula_options.with[ops::kInfPolicyKey] = ops::kInfPolicyFormula;
+  OracleOptions limit_options = in.options;
+  limit_options.with[ops::kInfPolicyKey] = ops::kInfPolicyLimit;
+  auto limit_or = in.op->oracle(*in.inputs, limit_options);
+  auto formula_or = in.op->oracle(*in.inputs, formula_options);
+  const OracleResult* limit = limit_or.ok() ? &*limit_or : in.oracle;
+  const OracleResult* formula = formula_or.ok() ? &*formula_or : in.oracle;
+  const OracleResult* ref_or = inf_policy == ops::kInfPolicyFormula ? formula : limit;
+
   std::int64_t swallowed = 0, introduced = 0, inf_sign = 0, nan_out = 0;
+  std::int64_t policy_points = 0, unjudged = 0, unjudged_nan = 0;
   const auto got = outputs_of(in);
   for (std::size_t k = 0; k < got.size(); ++k) {
-    const auto& ref = in.oracle->outputs[k];
+    const auto& ref = ref_or->outputs[k];
     for (std::size_t i = 0; i < got[k].size() && i < ref.size(); ++i) {
       const double g = got[k][i], r = ref[i];
+      const bool differ = !same_value(limit->outputs[k][i], formula->outputs[k][i]);
+      policy_points += differ;
+      if (differ && inf_policy.empty()) {
+        ++unjudged;
+        unjudged_nan += std::isnan(g);
+        continue;
+      }
       ++o.elements;
       nan_out += std::isnan(g);
       if (std::isnan(r)) {
@@ -62,39 +97,51 @@ PolicyOutcome judge_nan(const PolicyInputs& in) {
       }
     }
   }
+  const std::string reference =
+      inf_policy.empty() ? std::string("the reference") : "the " + inf_policy + " reference (inf_policy = " + inf_policy + ")";
+  if (unjudged > 0)
+    o.notes.push_back(std::to_string(unjudged) + " outputs at inputs where the limit and the formula in IEEE arithmetic "
+                      "differ (e.g. -inf * 0 = NaN against the limit 0) are not judged: " + in.decl->name +
+                      " declares no inf_policy (LIMIT or FORMULA); it returned NaN for " + std::to_string(unjudged_nan) +
+                      " of them");
+  else if (policy_points > 0)
+    o.notes.push_back(std::to_string(policy_points) + " outputs judged against the declared inf_policy = " + inf_policy);
   o.observed = (swallowed > 0 && introduced == 0) ? "MASK" : "IEEE_PROPAGATE";
   switch (declared) {
     case NanPolicy::kRaise:
       o.pass = false;
       o.mismatches = 1;
       o.signatures.push_back({"MISSING_RAISE", {}});
-      o.notes.push_back("NaN/Inf inputs were accepted silently by a kernel that declares nan = RAISE");
+      o.notes.insert(o.notes.begin(), "NaN/Inf inputs were accepted silently by a kernel that declares nan = RAISE");
       break;
     case NanPolicy::kMask:
       o.mismatches = nan_out;
       o.pass = nan_out == 0;
       if (!o.pass) {
         o.signatures.push_back({"NAN_INTRODUCED", {std::to_string(nan_out)}});
-        o.notes.push_back(std::to_string(nan_out) + " NaN outputs from a kernel that declares nan = MASK");
+        o.notes.insert(o.notes.begin(), std::to_string(nan_out) + " NaN outputs from a kernel that declares nan = MASK");
       }
       break;
-    case NanPolicy::kIeeePropagate:
+    case NanPolicy::kIeeePropagate: {
       o.mismatches = swallowed + introduced + inf_sign;
       o.pass = o.mismatches == 0;
+      std::vector<std::string> found;
       if (swallowed) {
         o.signatures.push_back({"NAN_SWALLOWED", {std::to_string(swallowed)}});
-        o.notes.push_back(std::to_string(swallowed) +
-                          " outputs are finite where IEEE 754 propagation gives NaN or Inf");
+        found.push_back(std::to_string(swallowed) + " outputs are finite where " + reference +
+                        " is NaN or Inf (declared nan = IEEE_PROPAGATE)");
       }
       if (introduced) {
         o.signatures.push_back({"NAN_INTRODUCED", {std::to_string(introduced)}});
-        o.notes.push_back(std::to_string(introduced) + " outputs are NaN/Inf where IEEE 754 gives a finite value");
+        found.push_back(std::to_string(introduced) + " outputs are NaN or Inf where " + reference + " is finite");
       }
       if (inf_sign) {
         o.signatures.push_back({"INF_SIGN", {std::to_string(inf_sign)}});
-        o.notes.push_back(std::to_string(inf_sign) + " infinite outputs carry the wrong sign");
+        found.push_back(std::to_string(inf_sign) + " infinite outputs have the opposite sign to " + reference);
       }
+      o.notes.insert(o.notes.begin(), found.begin(), found.end());
       break;
+    }
   }
   return o;
 }

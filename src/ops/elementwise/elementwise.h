@@ -30,6 +30,21 @@ std::span<const UnaryFn> elementwise_fns();
 /// `x > 0 ? x : 0`; a kernel returning -0 is 0 ULP away under the engine's
 /// ±0 handling and differs only in the sign bit under bitwise observation.
 long double eval_unary(UnaryFn fn, long double x);
+
+/// What an impl declares f(±inf) to be, as `inf_policy` (Declaration::extra),
+/// for the gated activations x g(x) whose gate has g(-inf) = 0:
+///  LIMIT    the limit of f: gelu(-inf) = silu(-inf) = 0, f(+inf) = +inf
+///           (eval_unary's values);
+///  FORMULA  the defining formula evaluated in IEEE 754 arithmetic:
+///           -inf * g(-inf) = -inf * 0 = NaN, +inf * 1 = +inf.
+/// The two differ only at x = -inf, and only for gelu_erf, gelu_tanh, silu.
+inline constexpr const char* kInfPolicyKey = "inf_policy";
+inline constexpr const char* kInfPolicyLimit = "LIMIT";
+inline constexpr const char* kInfPolicyFormula = "FORMULA";
+/// f(x) under inf_policy = FORMULA: eval_unary except where the formula in
+/// IEEE arithmetic gives another value at ±inf (NaN at -inf for the gated
+/// activations).
+long double eval_unary_formula(UnaryFn fn, long double x);
 /// f'(x) in long double (relu'(0) = 0; log'(x) = 1/x). Used by error models
 /// of ops that apply f after an accumulation (fused_matmul).
 long double eval_unary_derivative(UnaryFn fn, long double x);

@@ -1,6 +1,13 @@
 // kc — the matmul op: row-major C = alpha op(A) op(B) + beta C, with the
 // reference-BLAS rules for alpha == 0 and beta == 0.
 //
+// Those rules are the BLAS interface's, not arithmetic's (0 * NaN = NaN):
+// every matmul impl declares whether it keeps them, alpha_zero = AB_NOT_READ |
+// FORMULA and beta_zero = C_NOT_READ | FORMULA, and the contracts that probe
+// them with NaN (KC-GEMM-02, KC-GEMM-03) apply only to impls declaring the
+// rule. Elsewhere alpha and beta are finite scalars and A, B, C finite, where
+// the rules and the formula agree.
+//
 // Roles, in the order every op folder follows:
 //   signature/params · make_call · fill/probes · oracle · error model
 #include "ops/matmul/matmul.h"
@@ -77,8 +84,8 @@ class MatmulOp final : public Op {
         {"K", "64", "inner (accumulation) dimension"},
         {"trans_a", "N", "N: A stored M x K; T: A stored K x M and used transposed"},
         {"trans_b", "N", "N: B stored K x N; T: B stored N x K and used transposed"},
-        {"alpha", "1", "scale of op(A)op(B); 0 means A and B are not read"},
-        {"beta", "0", "scale of the incoming C; 0 means C is not read (NaN in C must not propagate)"},
+        {"alpha", "1", "scale of op(A)op(B); 0 means A and B are not read (BLAS rule; declared alpha_zero)"},
+        {"beta", "0", "scale of the incoming C; 0 means C is not read (BLAS rule; declared beta_zero)"},
         {"lda_pad", "0", "extra elements per stored row of A (lda = cols + lda_pad)"},
         {"ldb_pad", "0", "extra elements per stored row of B"},
         {"ldc_pad", "0", "extra elements per stored row of C"},
