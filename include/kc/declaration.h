@@ -13,6 +13,13 @@
 namespace kc {
 
 enum class Determinism { kBitwise, kRunToRun, kNone };
+/// RUN_TO_RUN: every invocation on identical inputs agrees with the first
+/// within this relative difference, |a - b| <= 1e-7 max(|a|, |b|) (the
+/// paper's definition of the class; NaN agrees with NaN, +0 with -0).
+constexpr double kRunToRunRelative = 1e-7;
+/// Whether two results of repeated invocations agree under a determinism class
+/// (BITWISE: identical bits in format t; RUN_TO_RUN: within kRunToRunRelative; NONE: always).
+bool runs_agree(double a, double b, DType t, Determinism d);
 enum class NanPolicy { kIeeePropagate, kMask, kRaise };
 enum class DenormalPolicy { kIeee, kFtz, kDaz, kFtzDaz };
 enum class OobPolicy { kRaise, kClamp, kZero, kUndefined };

@@ -131,6 +131,9 @@ struct CheckRequest {
   /// Inputs and oracle answers shared by every impl of the run (sample_cache.h);
   /// run_check makes one when empty. Calls of run_case alone share nothing.
   std::shared_ptr<SampleCache> sample_cache;
+  /// --allow-empty: a run that judged no case exits 0 instead of
+  /// ExitCode::kNothingJudged (kc/exit_code.h).
+  bool allow_empty = false;
 };
 
 struct CheckResult {
@@ -138,7 +141,14 @@ struct CheckResult {
   std::vector<lang::Diagnostic> diagnostics;  ///< contract-file problems
   std::vector<BackendInfo> backends;
   SampleCacheStats reuse;  ///< inputs and oracle answers generated vs reused
-  /// 0 all conforming / not applicable, 1 some violation (or error verdict), 2 contract error.
+  bool allow_empty = false;  ///< from the request: judging nothing is not a failure
+  /// Cases judged: conforming, violation or error verdicts.
+  std::size_t judged() const;
+  /// Why the run judged nothing ("0 of 12 cases judged: 10 not_applicable, 2
+  /// skipped"); empty when some case was judged.
+  std::string nothing_judged() const;
+  /// kc/exit_code.h: 2 contract or selection error, 1 some violation (or
+  /// error verdict), 4 no case judged (unless allow_empty), else 0.
   int exit_code() const;
 };
 

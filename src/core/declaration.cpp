@@ -1,5 +1,10 @@
 #include "kc/declaration.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include "kc/metrics.h"
+
 #include <array>
 
 namespace kc {
@@ -47,6 +52,18 @@ bool set_enum(const std::array<EnumEntry<E>, N>& table, const std::string& value
 }  // namespace
 
 std::span<const EnumEntry<Determinism>> determinism_table() { return kDeterminism; }
+
+bool runs_agree(double a, double b, DType t, Determinism d) {
+  switch (d) {
+    case Determinism::kBitwise: return bitwise_equal(a, b, t);
+    case Determinism::kRunToRun:
+      if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+      if (a == b) return true;  // same infinities, +0 and -0
+      return std::fabs(a - b) <= kRunToRunRelative * std::max(std::fabs(a), std::fabs(b));
+    case Determinism::kNone: return true;
+  }
+  return false;
+}
 std::span<const EnumEntry<NanPolicy>> nan_policy_table() { return kNan; }
 std::span<const EnumEntry<DenormalPolicy>> denormal_policy_table() { return kDenormal; }
 std::span<const EnumEntry<OobPolicy>> oob_policy_table() { return kOob; }

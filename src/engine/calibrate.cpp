@@ -2,6 +2,8 @@
 
 #include "engine/sample_cache.h"
 #include "engine/schedule.h"
+#include "engine/select.h"
+#include "kc/exit_code.h"
 #include "kc/isolate.h"
 
 #include <cmath>
@@ -17,13 +19,6 @@ std::string fmt_g(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
-}
-
-bool selected(const std::vector<std::string>& filters, const std::string& name) {
-  if (filters.empty()) return true;
-  for (const auto& f : filters)
-    if (glob_match(f, name)) return true;
-  return false;
 }
 
 }  // namespace
@@ -91,10 +86,13 @@ VisibleTest run_visible_test(const Impl& impl, std::uint64_t seed) {
 
 int CalibrationResult::exit_code() const {
   for (const auto& d : diagnostics)
-    if (d.severity == lang::Diagnostic::Severity::kError) return 2;
+    if (d.severity == lang::Diagnostic::Severity::kError) return exit_value(ExitCode::kUsage);
+  // A contract without a trio is unproven: it fails calibration like a wrong state.
+  if (!missing.empty()) return exit_value(ExitCode::kViolation);
   for (const auto& r : rows)
-    if (!r.state_ok) return 1;
-  return 0;
+    if (!r.state_ok) return exit_value(ExitCode::kViolation);
+  if (rows.empty()) return exit_value(ExitCode::kNothingJudged);
+  return exit_value(ExitCode::kOk);
 }
 
 CalibrationResult run_calibration(const CheckRequest& given, BackendRegistry& registry) {
@@ -105,6 +103,12 @@ CalibrationResult run_calibration(const CheckRequest& given, BackendRegistry& re
   LoadedContracts loaded = load_contracts(request.paths);
   result.diagnostics = loaded.diagnostics;
   const auto infos = registry.infos();
+  // Trio members are named by the calibration blocks, not by --impl.
+  CheckRequest selection = request;
+  selection.impls.clear();
+  for (auto& d : check_selection(selection, loaded, registry.impls(), infos)) result.diagnostics.push_back(std::move(d));
+  for (const auto& d : result.diagnostics)
+    if (d.severity == lang::Diagnostic::Severity::kError) return result;
   auto backend_of = [&](const std::string& name) {
     for (const auto& b : infos)
       if (b.name == name) return b;
@@ -218,8 +222,11 @@ std::string render_calibration(const CalibrationResult& result, bool color) {
     if (!r.state_ok) out << "    " << r.problem << "\n";
     ok += r.state_ok;
   }
-  for (const auto& m : result.missing) out << "  (no calibration block for " << m << ")\n";
+  for (const auto& m : result.missing) out << "  " << paint("NO TRIO", false) << " " << m << ": no calibration block\n";
   out << "\n" << ok << " of " << result.rows.size() << " calibration states right";
+  if (!result.missing.empty())
+    out << "; " << result.missing.size() << " contract" << (result.missing.size() == 1 ? "" : "s") << " without a trio";
+  if (result.rows.empty() && result.missing.empty()) out << "; no contract selected";
   out << (result.exit_code() == 0 ? "" : " — calibration FAILED") << "\n";
   return out.str();
 }

@@ -4,30 +4,26 @@
 
 #include "engine/sample_cache.h"
 #include "engine/schedule.h"
+#include "engine/select.h"
 #include "kc/engine.h"
 #include "kc/report.h"
 
 namespace kc::engine {
-
-namespace {
-
-bool selected(const std::vector<std::string>& filters, const std::string& name) {
-  if (filters.empty()) return true;
-  for (const auto& f : filters)
-    if (glob_match(f, name)) return true;
-  return false;
-}
-
-}  // namespace
 
 CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   // Every case of the run shares one cache of inputs and oracle answers.
   CheckRequest request = given;
   if (!request.sample_cache) request.sample_cache = std::make_shared<SampleCache>();
   CheckResult result;
+  result.allow_empty = request.allow_empty;
   LoadedContracts loaded = load_contracts(request.paths);
   result.diagnostics = loaded.diagnostics;
   result.backends = registry.infos();
+  auto impls = registry.impls();
+  // A selection that matches nothing, or contracts with errors: nothing runs.
+  for (auto& d : check_selection(request, loaded, impls, result.backends)) result.diagnostics.push_back(std::move(d));
+  for (const auto& d : result.diagnostics)
+    if (d.severity == lang::Diagnostic::Severity::kError) return result;
 
   std::optional<report::TraceWriter> trace;
   if (!request.trace_path.empty()) {
@@ -50,7 +46,6 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
     const BackendInfo* info;
   };
   std::vector<Entry> entries;
-  auto impls = registry.impls();
   for (const auto& impl : impls) {
     if (!selected(request.impls, impl->declaration().name)) continue;
     if (!selected(request.backends, impl->declaration().backend)) continue;

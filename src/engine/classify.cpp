@@ -50,24 +50,59 @@ void classify_values(const Observation& obs, std::vector<Signature>* sigs,
                      std::vector<std::string>* notes) {
   const std::size_t n = std::min(obs.got.size(), obs.ref.size());
   if (n == 0) return;
-  std::size_t got_nan = 0, ref_nan = 0, nan_introduced = 0, nan_swallowed = 0, inf_sign = 0;
-  std::size_t fails = 0;
+  std::size_t nan_introduced = 0, nan_swallowed = 0, inf_sign = 0;
+  std::size_t fails = 0, unwritten = 0, unwritten_failing = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double g = obs.got[i], r = obs.ref[i];
-    got_nan += std::isnan(g);
-    ref_nan += std::isnan(r);
+    const bool fail = failing(g, r, i < obs.allowed.size() ? obs.allowed[i] : 0);
+    fails += fail;
+    if (i < obs.unwritten.size() && obs.unwritten[i]) {
+      // Still the poison: not a value the kernel produced, NaN or otherwise.
+      ++unwritten;
+      unwritten_failing += fail;
+      continue;
+    }
     if (std::isnan(g) && !std::isnan(r)) ++nan_introduced;
     if (!std::isnan(g) && std::isnan(r)) ++nan_swallowed;
     if (std::isinf(g) && std::isinf(r) && g != r) ++inf_sign;
-    if (failing(g, r, i < obs.allowed.size() ? obs.allowed[i] : 0)) ++fails;
   }
 
-  // The output was pre-filled with NaN and every element still is: the kernel never wrote it.
-  if (obs.poisoned_with_nan && got_nan == n && ref_nan < n) {
+  // Elements still holding kc's poison bits (engine/poison.h) were never
+  // written; a NaN the kernel wrote has other bits and is judged as a value.
+  if (unwritten == n) {
     sigs->push_back({"OUTPUT_NOT_WRITTEN", {}});
-    notes->push_back("output '" + obs.output + "' still holds the NaN poison in all " +
-                     std::to_string(n) + " elements: the kernel did not write it");
+    notes->push_back("output '" + obs.output + "' still holds kc's poison bits in all " + std::to_string(n) +
+                     " elements: the kernel did not write it");
     return;
+  }
+  if (unwritten > 0) {
+    sigs->push_back({"OUTPUT_NOT_WRITTEN", {std::to_string(unwritten) + " of " + std::to_string(n)}});
+    notes->push_back(std::to_string(unwritten) + " of " + std::to_string(n) + " elements of '" + obs.output +
+                     "' still hold kc's poison bits: the kernel did not write them");
+    if (unwritten_failing == fails) return;
+  }
+
+  // Flush to zero (checked before constant output: an output flushed
+  // everywhere is all zeros): zeros where the reference, rounded to the output
+  // format, is a nonzero subnormal.
+  if (dtype_info(obs.dtype).is_float) {
+    const double min_normal = dtype_info(obs.dtype).min_normal;
+    std::size_t subnormal = 0, flushed = 0, flushed_failing = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double r = round_to(obs.ref[i], obs.dtype);
+      if (r == 0 || !(std::fabs(r) < min_normal)) continue;
+      ++subnormal;
+      if (obs.got[i] != 0) continue;
+      ++flushed;
+      flushed_failing += failing(obs.got[i], obs.ref[i], i < obs.allowed.size() ? obs.allowed[i] : 0);
+    }
+    if (flushed > 0 && flushed_failing * 2 >= fails) {
+      sigs->push_back({"FTZ_OBSERVED", {std::to_string(flushed)}});
+      notes->push_back(std::to_string(flushed) + " of " + std::to_string(subnormal) + " outputs whose reference is " +
+                       "subnormal in " + std::string(dtype_info(obs.dtype).name) +
+                       " came back as zero: subnormal results were flushed to zero");
+      return;
+    }
   }
 
   // Saturation (checked before constant output: an all-inf result from an
@@ -101,7 +136,8 @@ void classify_values(const Observation& obs, std::vector<Signature>* sigs,
       got_const = got_const && std::memcmp(&obs.got[i], &obs.got[0], sizeof(double)) == 0;
       ref_const = ref_const && obs.ref[i] == obs.ref[0];
     }
-    if (got_const && !ref_const) {
+    // A NaN written everywhere is named as a NaN (below), not as a constant.
+    if (got_const && !ref_const && !std::isnan(obs.got[0])) {
       sigs->push_back({"CONSTANT_OUTPUT", {fmt_g(obs.got[0])}});
       notes->push_back("every element of '" + obs.output + "' equals " + fmt_g(obs.got[0]) +
                        " while the reference varies");
@@ -112,13 +148,27 @@ void classify_values(const Observation& obs, std::vector<Signature>* sigs,
   // Finite inputs, non-finite outputs where the reference is finite: an
   // intermediate overflowed (e.g. exp without max subtraction).
   if (obs.inputs_finite) {
-    std::size_t overflowed = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      overflowed += std::isfinite(obs.ref[i]) && !std::isfinite(obs.got[i]);
-    if (overflowed > 0) {
-      sigs->push_back({"OVERFLOW_TO_INF", {std::to_string(overflowed)}});
-      notes->push_back(std::to_string(overflowed) + " outputs are Inf/NaN although every input and the reference "
-                       "are finite: an intermediate overflowed");
+    std::size_t inf_out = 0, nan_out = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(obs.ref[i]) || (i < obs.unwritten.size() && obs.unwritten[i])) continue;
+      inf_out += std::isinf(obs.got[i]);
+      nan_out += std::isnan(obs.got[i]);
+    }
+    // +-Inf from finite inputs is an overflow. NaN alone is one only when an
+    // intermediate can overflow: an input beyond ln(max) of its format makes
+    // exp overflow (and a square overflows later still); Inf - Inf or Inf / Inf
+    // then gives the NaN. Otherwise the NaN is named as a NaN (below).
+    const double exp_limit = obs.input_format_max > 0 ? std::log(obs.input_format_max) : HUGE_VAL;
+    const bool can_overflow = obs.input_max_abs > exp_limit;
+    if (inf_out > 0 || (nan_out > 0 && can_overflow)) {
+      sigs->push_back({"OVERFLOW_TO_INF", {std::to_string(inf_out + nan_out)}});
+      std::string what = inf_out > 0 ? std::to_string(inf_out) + " outputs are +-Inf" : std::string();
+      if (nan_out > 0) what += std::string(what.empty() ? "" : " and ") + std::to_string(nan_out) + " outputs are NaN";
+      what += " although every input and the reference are finite";
+      if (can_overflow)
+        what += "; inputs reach |x| = " + fmt_g(obs.input_max_abs) + ", beyond " + fmt_g(exp_limit) +
+                " where exp overflows in the input format";
+      notes->push_back(what + ": an intermediate overflowed");
       return;
     }
   }

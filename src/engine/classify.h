@@ -1,6 +1,7 @@
 // kc — the signature classifier: names the pattern behind a failed comparison.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,17 @@ struct Observation {
   std::vector<double> got;   ///< impl's logical elements
   std::vector<double> ref;   ///< oracle's elements
   std::vector<double> allowed;  ///< per-element allowed error (same tolerance the verdict used)
-  bool poisoned_with_nan = false;  ///< output was pre-filled with NaN before the call
+  /// Per element, 1 where the output still holds the poison kc wrote before
+  /// the call (engine/poison.h): never written. Empty when the output was not poisoned.
+  std::vector<std::uint8_t> unwritten;
   bool inputs_finite = true;       ///< no NaN/Inf among the inputs
   /// |mean| / stddev of the floating inputs, or of the most offset matrix row
   /// if larger (large = cancellation-prone).
   double input_offset_ratio = 0;
+  /// Largest |x| over the finite floating inputs, and the largest finite value
+  /// of their format (to tell whether exp or a square of an input can overflow).
+  double input_max_abs = 0;
+  double input_format_max = 0;
 };
 
 /// Pure-pattern detectors over one observation (no re-execution). Each

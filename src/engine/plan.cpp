@@ -252,6 +252,7 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
           return plan;
         }
         plan.invocations = 100;
+        plan.agreement = decl.determinism;
         plan.metric_name = "mismatched_runs";
         plan.pass_bound = 0;
       } else {

@@ -20,6 +20,9 @@ struct Plan {
   std::int64_t samples = 1;
   bool policy_judge = false;     ///< declared_policy nan/denormal/oob: judged by engine/policy
   int invocations = 1;           ///< > 1 for determinism contracts
+  /// How repeated invocations must agree: BITWISE for `bitwise_identical`,
+  /// the impl's declared class for `declared_policy determinism`.
+  Determinism agreement = Determinism::kBitwise;
   std::string stat = "max";      ///< aggregate statistic that decides
   double pass_bound = 1;         ///< pass iff stat(metric) <= pass_bound
   std::string metric_name = "ratio";

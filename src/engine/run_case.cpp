@@ -11,6 +11,7 @@
 
 #include "engine/classify.h"
 #include "engine/plan.h"
+#include "engine/poison.h"
 #include "engine/policy.h"
 #include "engine/sample_cache.h"
 #include "kc/bound.h"
@@ -44,25 +45,6 @@ std::uint64_t inputs_hash(const Call& call) {
     h = (h ^ call.tensors[k].hash()) * 1099511628211ull;
   }
   return h;
-}
-
-/// Pre-poisons outputs so an impl that never writes them is visible.
-/// Whether tensor k arrives poisoned: pure outputs, and in/out tensors the op
-/// overwrites without reading in this call.
-bool poisoned(const Op& op, const Call& call, std::size_t k) {
-  return call.roles[k] == Role::kOut || (call.roles[k] == Role::kInOut && op.overwrites(call, call.names[k]));
-}
-
-void poison_outputs(const Op& op, Call& call) {
-  for (std::size_t k = 0; k < call.tensors.size(); ++k) {
-    if (!poisoned(op, call, k)) continue;
-    Tensor& t = call.tensors[k];
-    if (dtype_info(t.dtype()).is_float) {
-      t.fill_storage(std::numeric_limits<double>::quiet_NaN());
-    } else {
-      t.fill_bytes(0xA5);  // a sentinel no honest index output equals
-    }
-  }
 }
 
 /// Injects NaN/±Inf into the named tensors (every storage element at density
@@ -118,7 +100,11 @@ void describe_inputs(const Call& call, Observation* obs) {
     if (call.roles[k] != Role::kIn || !dtype_info(call.tensors[k].dtype()).is_float) continue;
     const Tensor& t = call.tensors[k];
     const std::vector<double> v = t.to_doubles();
-    for (double x : v) obs->inputs_finite = obs->inputs_finite && std::isfinite(x);
+    obs->input_format_max = std::max(obs->input_format_max, dtype_info(t.dtype()).max_finite);
+    for (double x : v) {
+      obs->inputs_finite = obs->inputs_finite && std::isfinite(x);
+      if (std::isfinite(x)) obs->input_max_abs = std::max(obs->input_max_abs, std::fabs(x));
+    }
     if (t.rank() >= 2 && t.dim(0) > 1) {
       const auto row = v.size() / static_cast<std::size_t>(t.dim(0));
       for (std::size_t b = 0; row > 1 && b + row <= v.size(); b += row)
@@ -324,6 +310,16 @@ struct CaseState {
   std::string property_evidence;       // the worst check of an algebraic property, in words
   std::string first_property_failure;  // the first failing sample's evidence
 
+  /// Every failure and every judged element is counted here, in its config
+  /// and in the case total at once, so the two always agree.
+  void fail(ConfigEvidence& ce, std::int64_t n = 1) {
+    ce.failures += n;
+    result.evidence.failures += n;
+  }
+  void count(ConfigEvidence& ce, std::int64_t n) {
+    ce.elements += n;
+    result.evidence.elements += n;
+  }
   void add_signature(const Signature& s) {
     if (seen_sigs.insert(s.to_string()).second) signatures.push_back(s);
   }
@@ -525,7 +521,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
         st.any_run = true;
         if (mutated) {
           st.any_fail = true;
-          ce.failures++;
+          st.fail(ce);
           st.add_signature({"INPUT_MUTATED", {}});
           st.note("the impl modified an input tensor it does not own");
         }
@@ -547,14 +543,12 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           pin.tolerance = &contract.tolerance;
           auto judged = judge_policy(post.policy, pin);
           if (!judged.ok()) return finish(Verdict::kUnderSpecified, judged.status().message());
-          ce.elements += judged->elements;
-          res.evidence.elements += judged->elements;
+          st.count(ce, judged->elements);
           config_ratios.push_back(static_cast<double>(judged->mismatches));
           if (!judged->observed.empty()) observed = judged->observed;
           if (!judged->pass) {
             st.any_fail = true;
-            ce.failures += std::max<std::int64_t>(1, judged->mismatches);
-            res.evidence.failures += std::max<std::int64_t>(1, judged->mismatches);
+            st.fail(ce, std::max<std::int64_t>(1, judged->mismatches));
             for (const auto& sg : judged->signatures) st.add_signature(sg);
             for (const auto& n : judged->notes) st.note(n);
             if (st.worst_config.empty()) {
@@ -579,7 +573,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
                                  decl.get(post.policy) == "RAISE");
           if (!expected) {
             st.any_fail = true;
-            ce.failures++;
+            st.fail(ce);
             st.add_signature({"UNEXPECTED_RAISE", {}});
             st.note("the kernel raised where the contract expects a result: " + status.message());
           }
@@ -589,7 +583,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
         if (post.kind == Postcondition::Kind::kRaise ||
             (oracle->raises && post.kind != Postcondition::Kind::kBitwiseIdentical)) {
           st.any_fail = true;
-          ce.failures++;
+          st.fail(ce);
           st.add_signature({"MISSING_RAISE", {}});
           st.note("the kernel returned normally where it must raise" +
                   (oracle->raises ? ": " + *oracle->raises : std::string()));
@@ -625,8 +619,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
             }
             if (js.code() == StatusCode::kKernelRaised) {
               st.any_fail = true;
-              ce.failures++;
-              res.evidence.failures++;
+              st.fail(ce);
               st.add_signature({"UNEXPECTED_RAISE", {}});
               st.note("the kernel raised on the property's transformed input: " + js.message());
               break;
@@ -635,8 +628,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           }
           const obligation::Outcome& po = *judged;
           const auto checks = static_cast<std::int64_t>(po.ratios.size());
-          ce.elements += checks;
-          res.evidence.elements += checks;
+          st.count(ce, checks);
           config_ratios.insert(config_ratios.end(), po.ratios.begin(), po.ratios.end());
           if (po.max_ratio > st.worst_metric && checks > 0) {
             st.worst_metric = po.max_ratio;
@@ -657,8 +649,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
             }
           }
           if (po.failures > 0) {
-            ce.failures += po.failures;
-            res.evidence.failures += po.failures;
+            st.fail(ce, po.failures);
             if (st.first_property_failure.empty()) {
               st.first_property_failure = plan.property->name + ": " + po.evidence;
               st.worst_seed = seed;
@@ -683,7 +674,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
             for (std::size_t o = 0; o < outs.size() && same; ++o) {
               const DType dt = call.t(oracle->output_names[o]).dtype();
               for (std::size_t i = 0; i < outs[o].size() && same; ++i)
-                same = bitwise_equal(outs[o][i], first_outputs[o][i], dt);
+                same = runs_agree(outs[o][i], first_outputs[o][i], dt, plan.agreement);
             }
             if (!same) ++mismatched_runs;
           }
@@ -714,8 +705,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
             // Elements judged: all of them for Freivalds, the sampled ones otherwise.
             const std::int64_t judged =
                 fr->method == verify::Method::kSampled ? fr->samples : call.t(fast_check->output).numel();
-            ce.elements += judged;
-            res.evidence.elements += judged;
+            st.count(ce, judged);
             continue;
           }
           ++st.fast_flagged;
@@ -727,6 +717,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           if (!oracle.ok()) return finish(Verdict::kError, "oracle failed: " + oracle.status().message());
         }
         ++st.full_decided;
+        bool captured = false;  // this sample is the case's first failure
         for (std::size_t o = 0; o < oracle->output_names.size(); ++o) {
           const std::string& name = oracle->output_names[o];
           const Tensor& out = call.t(name);
@@ -749,8 +740,17 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
             if (!r.ok()) return finish(Verdict::kUnderSpecified, r.status().message());
             ratios = std::move(*r);
           }
-          res.evidence.elements += static_cast<std::int64_t>(ratios.size());
-          ce.elements += static_cast<std::int64_t>(ratios.size());
+          // An element still holding the poison was never written: it fails
+          // whatever the reference is (a NaN reference included).
+          std::vector<std::uint8_t> unwritten;
+          for (std::size_t k = 0; k < call.names.size(); ++k)
+            if (call.names[k] == name && poisoned(op, call, k)) unwritten = unwritten_mask(out);
+          for (std::size_t i = 0; i < unwritten.size(); ++i) {
+            if (!unwritten[i]) continue;
+            // Elementwise: that element; normwise (one ratio per output): the output.
+            ratios[ratios.size() == unwritten.size() ? i : 0] = std::numeric_limits<double>::infinity();
+          }
+          st.count(ce, static_cast<std::int64_t>(ratios.size()));
           std::int64_t worst_i = -1;
           double worst = -1;
           bool failed_here = false;
@@ -762,8 +762,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
               worst_i = static_cast<std::int64_t>(i);
             }
             if (r > plan.pass_bound) {
-              ce.failures++;
-              res.evidence.failures++;
+              st.fail(ce);
               failed_here = true;
             }
           }
@@ -792,16 +791,39 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
               obs.got = std::move(got);
               obs.ref = ref;
               obs.allowed = std::move(allowed);
-              for (std::size_t k = 0; k < call.names.size(); ++k)
-                if (call.names[k] == name) obs.poisoned_with_nan = poisoned(op, call, k);
+              obs.unwritten = std::move(unwritten);
               describe_inputs(inputs, &obs);
               st.first_failure = std::move(obs);
               st.first_failure_inputs = inputs;
+              captured = true;
               st.worst_config = ce.config;
               st.worst_sample = s;
               st.worst_seed = seed;
               res.input_hash = hex64(in_hash);
             }
+          }
+        }
+        // Poison bits after the call mean "never written" or "computed from
+        // the poisoned buffer" (0 * NaN keeps the NaN's bits). The same call
+        // with a finite sentinel in the outputs tells them apart: only an
+        // element that still holds the sentinel was never written.
+        std::vector<std::uint8_t>* unwritten = captured ? &st.first_failure->unwritten : nullptr;
+        if (unwritten && std::find(unwritten->begin(), unwritten->end(), 1) != unwritten->end()) {
+          Call again = inputs;
+          poison_outputs(op, again, Fill::kSentinel);
+          const isolate::Outcome o = worker.run(again);
+          if (o.failure) return worker_failed(o, ce.config, s, in_hash);
+          if (o.status.ok()) {
+            const std::vector<std::uint8_t> still = unwritten_mask(again.t(st.first_failure->output), Fill::kSentinel);
+            std::size_t propagated = 0;
+            for (std::size_t i = 0; i < unwritten->size() && i < still.size(); ++i) {
+              propagated += (*unwritten)[i] && !still[i];
+              (*unwritten)[i] &= still[i];
+            }
+            if (propagated > 0)
+              st.note(std::to_string(propagated) + " elements of '" + st.first_failure->output +
+                      "' came back as the NaN kc pre-filled it with, and as other values when it was pre-filled "
+                      "with a finite number: the kernel read the output buffer before writing it");
           }
         }
       }
@@ -855,8 +877,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
           }
           if (same) {
             st.any_fail = true;
-            ce.failures++;
-            res.evidence.failures++;
+            st.fail(ce);
             st.add_signature({"STALE_OUTPUT", {}});
             st.note("outputs stayed bit-identical when the inputs, at the same addresses, were re-filled "
                     "with new values that change the reference: a result cached by address, or never "
@@ -870,16 +891,17 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
       }
       if (runs > 1) {
         config_ratios.push_back(static_cast<double>(mismatched_runs));
-        ce.elements += runs;
-        res.evidence.elements += runs;
+        st.count(ce, runs);
         if (mismatched_runs > 0) {
           st.any_fail = true;
-          ce.failures += mismatched_runs;
-          res.evidence.failures += mismatched_runs;
+          st.fail(ce, mismatched_runs);
           st.add_signature({"NONDETERMINISTIC",
                             {std::to_string(mismatched_runs) + " of " + std::to_string(runs - 1)}});
           st.note(std::to_string(mismatched_runs) + " of " + std::to_string(runs - 1) +
-                  " repeated invocations differ bitwise from the first on identical inputs");
+                  " repeated invocations on identical inputs differ from the first " +
+                  (plan.agreement == Determinism::kRunToRun ? "by more than relative " + fmt_g(kRunToRunRelative) +
+                                                                  " (declared RUN_TO_RUN)"
+                                                            : std::string("bitwise")));
           st.worst_config = ce.config;
           st.worst_sample = s;
           st.worst_seed = seed;
@@ -896,8 +918,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
       const double median = *mid;
       if (median < config_floor.seconds) {
         st.any_fail = true;
-        ce.failures++;
-        res.evidence.failures++;
+        st.fail(ce);
         st.add_signature({"TIMING_IMPLAUSIBLE", {}});
         st.note("median kernel time " + fmt_g(median * 1e6) + " us over " + std::to_string(kernel_seconds.size()) +
                 " call(s), warm cache, is below the physical floor " + fmt_g(config_floor.seconds * 1e6) +

@@ -1,6 +1,8 @@
 #include <array>
+#include <map>
 
 #include "kc/engine.h"
+#include "kc/exit_code.h"
 
 namespace kc::engine {
 
@@ -17,12 +19,33 @@ constexpr std::array<EnumEntry<Verdict>, 6> kVerdicts{{
 
 std::span<const EnumEntry<Verdict>> verdict_table() { return kVerdicts; }
 
+std::size_t CheckResult::judged() const {
+  std::size_t n = 0;
+  for (const auto& c : cases)
+    n += c.verdict == Verdict::kConforming || c.verdict == Verdict::kViolation || c.verdict == Verdict::kError;
+  return n;
+}
+
+std::string CheckResult::nothing_judged() const {
+  if (judged() > 0) return {};
+  std::map<Verdict, std::size_t> counts;
+  for (const auto& c : cases) ++counts[c.verdict];
+  std::string out = "no case was judged: 0 of " + std::to_string(cases.size()) + " cases";
+  std::string parts;
+  for (const auto& [v, n] : counts) parts += (parts.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(verdict_name(v));
+  if (!parts.empty()) out += " (" + parts + ")";
+  // The first case's reason says why, e.g. why the contract is not applicable.
+  if (!cases.empty()) out += "; " + cases.front().contract_id + " x " + cases.front().impl + ": " + cases.front().reason;
+  return out;
+}
+
 int CheckResult::exit_code() const {
   for (const auto& d : diagnostics)
-    if (d.severity == lang::Diagnostic::Severity::kError) return 2;
+    if (d.severity == lang::Diagnostic::Severity::kError) return exit_value(ExitCode::kUsage);
   for (const auto& c : cases)
-    if (c.verdict == Verdict::kViolation || c.verdict == Verdict::kError) return 1;
-  return 0;
+    if (c.verdict == Verdict::kViolation || c.verdict == Verdict::kError) return exit_value(ExitCode::kViolation);
+  if (!allow_empty && judged() == 0) return exit_value(ExitCode::kNothingJudged);
+  return exit_value(ExitCode::kOk);
 }
 
 bool glob_match(std::string_view p, std::string_view t) {

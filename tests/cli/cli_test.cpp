@@ -44,7 +44,81 @@ TEST(Cli, HelpDocumentsExitCodes) {
   CliRun r = kc("--help");
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("exit codes"), std::string::npos);
-  EXPECT_NE(r.out.find("2  usage error or malformed contract"), std::string::npos);
+  for (const char* line : {"0  every judged case", "1  at least one violation", "2  usage error",
+                           "3  internal error", "4  no case was judged"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
+// A selection that matches nothing is a usage error with a suggestion, never a green run.
+TEST(CliSelection, AnImplThatMatchesNothingExits2WithTheNearestName) {
+  CliRun r = kc("check " + src("contracts/blas/KC-GEMM-01.kc") + " --impl ref.matmull");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no impl matches 'ref.matmull'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean 'ref.matmul'"), std::string::npos) << r.out;
+  CliRun none = kc("check " + src("contracts/blas/KC-GEMM-01.kc") + " --impl nosuch --format json");
+  EXPECT_EQ(none.code, 2) << none.out;
+}
+
+TEST(CliSelection, AContractThatMatchesNothingExits2WithTheNearestId) {
+  CliRun r = kc("check " + src("contracts/blas") + " --contract KC-GEMM-1 --impl ref.matmul");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no contract matches 'KC-GEMM-1'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean 'KC-GEMM-0"), std::string::npos) << r.out;
+}
+
+TEST(CliSelection, APluginThatDoesNotLoadExits2) {
+  CliRun r = kc("check " + src("contracts/blas/KC-GEMM-01.kc") + " --plugin ./no-such-plugin.so");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--plugin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cannot load"), std::string::npos) << r.out;
+}
+
+TEST(CliSelection, APathWithoutContractsExits2) {
+  const std::string dir = temp_dir("empty");
+  CliRun r = kc("check " + dir + " --impl ref.matmul");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no contract found here"), std::string::npos) << r.out;
+}
+
+TEST(CliSelection, ARunThatJudgesNothingExits4UnlessAllowed) {
+  // An indexing contract against a matmul impl: every case not applicable.
+  const std::string args = "check " + src("contracts/classes/C-EXC-02.kc") + " --impl ref.matmul";
+  CliRun r = kc(args);
+  EXPECT_EQ(r.code, 4) << r.out;
+  EXPECT_NE(r.out.find("no case was judged"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not_applicable"), std::string::npos) << r.out;
+  CliRun allowed = kc(args + " --allow-empty");
+  EXPECT_EQ(allowed.code, 0) << allowed.out;
+}
+
+TEST(CliSelection, ADependencyCycleIsAContractErrorForCheckAsForLint) {
+  const std::string dir = temp_dir("cycle");
+  const std::string body =
+      "  scope      matmul\n  pre        precision(A, B, C) in {FP32}\n"
+      "  post       output C satisfies elementwise_close(C, ref(C))\n  tolerance  relative 1e-3\n"
+      "  reference  higher_precision FP64\n  measure    sample 1 random inputs per config\n"
+      "  violation  signature TOLERANCE_EXCEEDED\n";
+  std::ofstream(dir + "/cycle.kc") << "contract U-A-01 {\n  depends U-B-01\n" << body << "}\n"
+                                   << "contract U-B-01 {\n  depends U-A-01\n" << body << "}\n";
+  CliRun lint = kc("lint " + dir + "/cycle.kc");
+  ASSERT_EQ(lint.code, 2) << lint.out;
+  CliRun r = kc("check " + dir + "/cycle.kc --impl ref.matmul");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("cycle"), std::string::npos) << r.out;
+}
+
+TEST(CliSelection, CalibrateFailsOnAContractWithoutATrio) {
+  const std::string dir = temp_dir("notrio");
+  std::ofstream(dir + "/u.kc") << "contract U-NOTRIO-01 {\n  scope      matmul\n"
+                                  "  pre        precision(A, B, C) in {FP32}\n"
+                                  "  post       output C satisfies elementwise_close(C, ref(C))\n"
+                                  "  tolerance  relative 1e-3\n  reference  higher_precision FP64\n"
+                                  "  measure    sample 1 random inputs per config\n"
+                                  "  violation  signature TOLERANCE_EXCEEDED\n}\n";
+  CliRun r = kc("calibrate " + dir);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("U-NOTRIO-01"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("without a trio"), std::string::npos) << r.out;
 }
 
 TEST(Cli, JobsNeedsANumber) {

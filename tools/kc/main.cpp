@@ -14,6 +14,7 @@
 #include "kc/backend.h"
 #include "kc/calibrate.h"
 #include "kc/engine.h"
+#include "kc/exit_code.h"
 #include "kc/graph.h"
 #include "kc/ladder.h"
 #include "kc/lang.h"
@@ -28,7 +29,8 @@ namespace {
 using kc::engine::CheckRequest;
 using kc::engine::CheckResult;
 
-constexpr int kExitOk = 0, kExitViolation = 1, kExitUsage = 2, kExitInternal = 3;
+constexpr int kExitOk = kc::exit_value(kc::ExitCode::kOk), kExitViolation = kc::exit_value(kc::ExitCode::kViolation),
+              kExitUsage = kc::exit_value(kc::ExitCode::kUsage), kExitInternal = kc::exit_value(kc::ExitCode::kInternal);
 
 #ifndef KC_DEFAULT_CONTRACTS
 #define KC_DEFAULT_CONTRACTS "contracts"
@@ -101,6 +103,8 @@ options (check, grade, calibrate):
                        one row escapes K probes with probability <= 2^-K)
   --fast-samples S     with --fast: sampled elements (matmul) or query rows (attention),
                        default 64
+  --allow-empty        exit 0 when no case was judged (every case not_applicable,
+                       under_specified or skipped); by default such a run exits 4
 
 options (check):
   --affected ID        re-verify contract ID and every contract downstream of it (depends)
@@ -114,11 +118,6 @@ options (ladder):
                        extrapolate the full time
   --threads N          threads of the opt-in job (default: all hardware threads)
 
-exit codes:
-  0  every case conforming or not applicable
-  1  at least one violation (or a kernel that crashed / failed)
-  2  usage error or malformed contract
-  3  internal error in kc
 )";
 
 struct Args {
@@ -137,6 +136,15 @@ struct Args {
   std::optional<kc::sanitizer::Tool> sanitizer;  ///< --compute-sanitizer
   std::vector<std::string> argv;                 ///< the arguments as given, for the sanitizer's re-run
 };
+
+/// The help text with its exit-code section, printed from kc/exit_code.h's table.
+std::string help_text() {
+  std::string out = kHelp;
+  out += "\nexit codes:\n";
+  for (const auto& e : kc::exit_code_table())
+    out += "  " + std::to_string(kc::exit_value(e.value)) + "  " + std::string(e.help) + "\n";
+  return out;
+}
 
 int usage_error(const std::string& message) {
   std::cerr << "kc: " << message << "\n(run `kc --help` for usage)\n";
@@ -177,7 +185,7 @@ int parse_args(int argc, char** argv, Args* a) {
     };
     std::string x;
     if (s == "-h" || s == "--help") {
-      std::cout << kHelp;
+      std::cout << help_text();
       return kExitOk;
     } else if (s == "--version") {
       std::cout << "kc 0.1.0\n";
@@ -279,6 +287,8 @@ int parse_args(int argc, char** argv, Args* a) {
         return usage_error("--fast-samples needs a number of sampled elements (or rows) in [1, 1000000]");
       a->request.fast_samples = static_cast<std::int64_t>(n);
       a->fast_tuned = true;
+    } else if (s == "--allow-empty") {
+      a->request.allow_empty = true;
     } else if (s == "--no-color") {
       a->color = false;
     } else if (!s.empty() && s[0] == '-') {
@@ -380,6 +390,12 @@ int cmd_check(Args& a, bool grade) {
     }
   }
   CheckResult r = kc::engine::run_check(a.request);
+  if (r.exit_code() == kExitUsage) {
+    // A selection that matches nothing or contracts with errors: nothing ran.
+    for (const auto& d : r.diagnostics) std::cerr << d.render();
+    if (!grade && a.format != "table") std::cout << render(r, a.format, a.color);
+    return kExitUsage;
+  }
   if (a.sanitizer)
     if (int rc = run_under_sanitizer(a, r); rc >= 0) return rc;
   if (grade) {
@@ -402,6 +418,8 @@ int cmd_check(Args& a, bool grade) {
   } else {
     std::cout << render(r, a.format, a.color);
   }
+  if (const std::string why = r.nothing_judged(); !why.empty())
+    std::cerr << "kc: " << why << (a.request.allow_empty ? "" : " (--allow-empty accepts this)") << "\n";
   return r.exit_code();
 }
 
@@ -635,7 +653,7 @@ int main(int argc, char** argv) {
   if (int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
   a.argv.assign(argv + 1, argv + argc);
   if (a.command.empty()) {
-    std::cout << kHelp;
+    std::cout << help_text();
     return kExitUsage;
   }
   if (a.command == "check") return cmd_check(a, false);

@@ -195,6 +195,107 @@ contract KC-SM {
   EXPECT_EQ(b.signatures.at(0).name, "CONSTANT_OUTPUT");
 }
 
+TEST(Engine, AWrittenNanIsToldApartFromAnUnwrittenOutput) {
+  const char* text = R"(
+contract KC-SM {
+  scope      softmax
+  pre        precision(x, y) in {FP32} and value_range(x) normal(0, 1)
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  relative 1e-3
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config
+  violation  signature NAN_INTRODUCED, OUTPUT_NOT_WRITTEN
+})";
+  // Writes NaN (computed, as 0/0 would give) into every element.
+  FakeImpl nan_writer("t.nan", "softmax", [](Call& c) {
+    Tensor& y = c.t("y");
+    volatile float zero = 0;
+    for (std::int64_t i = 0; i < y.numel(); ++i) y.data<float>()[y.offset_of_flat(i)] = zero / zero;
+    return ok_status();
+  });
+  FakeImpl lazy("t.lazy", "softmax", [](Call&) { return ok_status(); });
+  // Writes the first half of the output correctly and leaves the rest.
+  FakeImpl half("t.half", "softmax", [](Call& c) {
+    const auto rows = c.get_int("rows", 1), cols = c.get_int("cols", 1);
+    const Tensor& x = c.t("x");
+    Tensor& y = c.t("y");
+    for (std::int64_t r = 0; r < rows / 2; ++r) {
+      double mx = -INFINITY, sum = 0;
+      for (std::int64_t j = 0; j < cols; ++j) mx = std::max(mx, x.at(r * cols + j));
+      for (std::int64_t j = 0; j < cols; ++j) sum += std::exp(x.at(r * cols + j) - mx);
+      for (std::int64_t j = 0; j < cols; ++j) y.set(r * cols + j, std::exp(x.at(r * cols + j) - mx) / sum);
+    }
+    return ok_status();
+  });
+  CheckRequest req;
+  const CaseResult w = run_case(parse_one(text), "t.kc", nan_writer, info(), req);
+  ASSERT_EQ(w.verdict, Verdict::kViolation);
+  EXPECT_EQ(w.signatures.at(0).name, "NAN_INTRODUCED") << w.reason;
+  const CaseResult u = run_case(parse_one(text), "t.kc", lazy, info(), req);
+  ASSERT_EQ(u.verdict, Verdict::kViolation);
+  EXPECT_EQ(u.signatures.at(0).to_string(), "OUTPUT_NOT_WRITTEN") << u.reason;
+  const CaseResult h = run_case(parse_one(text), "t.kc", half, info(), req);
+  ASSERT_EQ(h.verdict, Verdict::kViolation);
+  ASSERT_FALSE(h.signatures.empty()) << h.reason;
+  EXPECT_EQ(h.signatures.at(0).name, "OUTPUT_NOT_WRITTEN") << h.reason;
+  ASSERT_EQ(h.signatures.at(0).args.size(), 1u);
+  EXPECT_NE(h.signatures.at(0).args[0].find(" of "), std::string::npos);
+  for (const auto& s : h.signatures) EXPECT_NE(s.name, "NAN_INTRODUCED") << "the unwritten half is not a NaN it wrote";
+}
+
+TEST(Engine, AnUnwrittenElementFailsEvenWhereTheReferenceIsNan) {
+  const char* text = R"(
+contract KC-EXP {
+  scope      exp
+  pre        precision(x, y) in {FP32}
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  ulp 4
+  reference  higher_precision FP64
+  measure    inject nan(x) at density 0.5; observe propagation
+  violation  signature OUTPUT_NOT_WRITTEN
+})";
+  // Right everywhere, except that it skips NaN inputs (leaving the output as it was).
+  FakeImpl skip_nan("t.skip_nan", "exp", [](Call& c) {
+    const Tensor& x = c.t("x");
+    Tensor& y = c.t("y");
+    for (std::int64_t i = 0; i < x.numel(); ++i)
+      if (!std::isnan(x.at(i))) y.set(i, std::exp(x.at(i)));
+    return ok_status();
+  });
+  CheckRequest req;
+  const CaseResult r = run_case(parse_one(text), "t.kc", skip_nan, info(), req);
+  ASSERT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  EXPECT_EQ(r.signatures.at(0).name, "OUTPUT_NOT_WRITTEN") << r.reason;
+}
+
+TEST(Engine, AFlushToZeroIsNamedAsSuchNotAsAConstantOutput) {
+  const char* text = R"(
+contract KC-EXP {
+  scope      exp
+  pre        precision(x, y) in {FP32} and value_range(x) in [-100, -90]
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  ulp 4
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config
+  violation  signature FTZ_OBSERVED
+})";
+  // exp(x) for x in [-100, -90] is subnormal in FP32 (below 1.2e-38): flushed to +0.
+  FakeImpl ftz("t.ftz", "exp", [](Call& c) {
+    const Tensor& x = c.t("x");
+    Tensor& y = c.t("y");
+    for (std::int64_t i = 0; i < x.numel(); ++i) {
+      const float v = std::exp(static_cast<float>(x.at(i)));
+      y.set(i, std::fabs(v) < std::numeric_limits<float>::min() ? 0.0 : v);
+    }
+    return ok_status();
+  });
+  CheckRequest req;
+  const CaseResult r = run_case(parse_one(text), "t.kc", ftz, info(), req);
+  ASSERT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  EXPECT_EQ(r.signatures.at(0).name, "FTZ_OBSERVED") << r.reason;
+  for (const auto& s : r.signatures) EXPECT_NE(s.name, "CONSTANT_OUTPUT");
+}
+
 TEST(Engine, NondeterminismIsCountedAgainstDeclaredBitwise) {
   const char* text = R"(
 contract C-ORD-02 {
@@ -221,6 +322,59 @@ contract C-ORD-02 {
   EXPECT_EQ(r.signatures.at(0).to_string(), "NONDETERMINISTIC(3 of 9)");
   flaky.decl_.determinism = Determinism::kNone;
   EXPECT_EQ(run_case(parse_one(text), "t.kc", flaky, info(), req).verdict, Verdict::kNotApplicable);
+}
+
+// `declared_policy determinism`: each impl is held to the class it declares,
+// BITWISE to identical bits, RUN_TO_RUN to relative 1e-7 between invocations.
+TEST(Engine, DeterminismIsJudgedByTheDeclaredClass) {
+  const char* text = R"(
+contract T-DET {
+  scope      sum
+  pre        precision(x) in {FP32} and n in {100}
+  post       declared_policy determinism in {BITWISE, RUN_TO_RUN, NONE}
+  tolerance  none
+  reference  algebraic determinism
+  measure    sample 1 random inputs per config
+  violation  signature NONDETERMINISTIC
+})";
+  // Every other run moves the sum by `ulps` units in the last place (an FP32
+  // ulp is 2^-23 ~ 1.2e-7 relative at most, 6e-8 at least).
+  auto wobbly = [](const std::string& name, int ulps) {
+    return FakeImpl(name, "sum", [ulps, calls = 0](Call& c) mutable {
+      const Tensor& x = c.t("x");
+      float s = 1000;  // away from 0, so one ulp is ~6e-8 relative
+      for (std::int64_t i = 0; i < x.numel(); ++i) s += static_cast<float>(x.at(i));
+      if (++calls % 2 == 0)
+        for (int u = 0; u < ulps; ++u) s = std::nextafter(s, 1e30f);
+      c.t("out").set(0, s);
+      return ok_status();
+    });
+  };
+  CheckRequest req;
+  FakeImpl one_ulp = wobbly("t.one_ulp", 1);
+  one_ulp.decl_.determinism = Determinism::kRunToRun;
+  const CaseResult close = run_case(parse_one(text), "t.kc", one_ulp, info(), req);
+  EXPECT_EQ(close.verdict, Verdict::kConforming) << close.reason;
+  one_ulp.decl_.determinism = Determinism::kBitwise;
+  const CaseResult bitwise = run_case(parse_one(text), "t.kc", one_ulp, info(), req);
+  ASSERT_EQ(bitwise.verdict, Verdict::kViolation) << bitwise.reason;
+  EXPECT_EQ(bitwise.signatures.at(0).name, "NONDETERMINISTIC");
+  FakeImpl many_ulps = wobbly("t.many_ulps", 64);  // ~4e-6 relative
+  many_ulps.decl_.determinism = Determinism::kRunToRun;
+  const CaseResult far = run_case(parse_one(text), "t.kc", many_ulps, info(), req);
+  ASSERT_EQ(far.verdict, Verdict::kViolation) << far.reason;
+  EXPECT_NE(far.reason.find("RUN_TO_RUN"), std::string::npos) << far.reason;
+}
+
+TEST(Declaration, RunToRunAgreementIsRelative1e7) {
+  EXPECT_TRUE(runs_agree(1.0, 1.0 + 0.9e-7, DType::kF64, Determinism::kRunToRun));
+  EXPECT_FALSE(runs_agree(1.0, 1.0 + 1.1e-7, DType::kF64, Determinism::kRunToRun));
+  EXPECT_FALSE(runs_agree(1.0, 1.0 + 1e-12, DType::kF64, Determinism::kBitwise));
+  EXPECT_TRUE(runs_agree(0.0, -0.0, DType::kF32, Determinism::kRunToRun));
+  EXPECT_FALSE(runs_agree(0.0, -0.0, DType::kF32, Determinism::kBitwise));
+  EXPECT_TRUE(runs_agree(NAN, NAN, DType::kF32, Determinism::kRunToRun));
+  EXPECT_FALSE(runs_agree(NAN, 1.0, DType::kF32, Determinism::kRunToRun));
+  EXPECT_TRUE(runs_agree(1.0, 2.0, DType::kF32, Determinism::kNone));
 }
 
 // In a scope of several ops, `n in {...}` sizes the ops that have an n (the

@@ -69,7 +69,11 @@ TEST(UnavailableImpl, IsSkippedWithItsReason) {
   ASSERT_EQ(r.cases.size(), 1u);
   EXPECT_EQ(r.cases[0].verdict, Verdict::kSkipped) << r.cases[0].reason;
   EXPECT_NE(r.cases[0].reason.find("lacks avx512f"), std::string::npos) << r.cases[0].reason;
-  EXPECT_EQ(r.exit_code(), 0);
+  // Nothing was judged: not a green run, unless the caller accepts that.
+  EXPECT_EQ(r.exit_code(), 4);
+  EXPECT_NE(r.nothing_judged().find("1 skipped"), std::string::npos) << r.nothing_judged();
+  request.allow_empty = true;
+  EXPECT_EQ(run_check(request, registry).exit_code(), 0);
 }
 
 // Nothing compared is nothing proven: an impl that turns down every config at

@@ -1,0 +1,31 @@
+// kc — what a run's filters select, and the errors for a selection that
+// selects nothing: a typo in --impl or --contract must not pass as a green run.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kc/backend.h"
+#include "kc/engine.h"
+#include "kc/lang.h"
+
+namespace kc::engine {
+
+/// Whether `name` passes a list of glob filters (an empty list passes everything).
+bool selected(const std::vector<std::string>& filters, const std::string& name);
+
+/// The problems of a run's selection, as diagnostics (errors make the run exit
+/// 2 before any case runs):
+/// - paths that hold no contract;
+/// - a --contract glob that matches no loaded contract id (with the nearest id);
+/// - an --impl glob that matches no impl (with the nearest name), or only a
+///   warning when it names a backend that is unavailable here (its cases would
+///   be skipped: the run then judges nothing and says so);
+/// - a --plugin library or .cl source that failed to load;
+/// - the contracts' dependency cycles (as `kc lint` reports them).
+std::vector<lang::Diagnostic> check_selection(const CheckRequest& request, const LoadedContracts& loaded,
+                                              const std::vector<std::shared_ptr<const Impl>>& impls,
+                                              const std::vector<BackendInfo>& backends);
+
+}  // namespace kc::engine
