@@ -120,14 +120,21 @@ Status sum_bf16_inputs(Call& call) {
 }  // namespace
 
 void add_blas_impls(ImplList& out) {
-  add(out,
+  // Both declare the reference BLAS rule they break (KC-GEMM-02/03 apply to
+  // impls that declare it): a GEMM sold as a drop-in sgemm promises that rule
+  // to every caller that leaves C (or A, B) unset.
+  Declaration beta_decl =
       calib_decl("calib.matmul_beta_reads_c", "matmul",
-                 "seeded bug: GEMM storing alpha AB + beta C with C read even at beta = 0 (0 * NaN = NaN)"),
-      beta_reads_c);
-  add(out,
+                 "seeded bug: GEMM declaring the BLAS rule beta = 0 -> C not read, yet storing alpha AB + beta C "
+                 "with C read (0 * NaN = NaN)");
+  beta_decl.extra["beta_zero"] = "C_NOT_READ";
+  add(out, std::move(beta_decl), beta_reads_c);
+  Declaration alpha_decl =
       calib_decl("calib.matmul_alpha_reads_ab", "matmul",
-                 "seeded bug: GEMM forming A B and scaling by alpha even at alpha = 0 (0 * NaN = NaN)"),
-      plain_gemm);
+                 "seeded bug: GEMM declaring the BLAS rule alpha = 0 -> A, B not read, yet forming A B and scaling "
+                 "by alpha (0 * NaN = NaN)");
+  alpha_decl.extra["alpha_zero"] = "AB_NOT_READ";
+  add(out, std::move(alpha_decl), plain_gemm);
   add(out,
       calib_decl("calib.matmul_bt_bf16_pack", "matmul",
                  "seeded bug: GEMM whose trans_b = T path packs B^T through bf16 (the other paths are FP32)"),

@@ -85,10 +85,15 @@ void add_elementwise_impls(ImplList& out) {
       [](Call& call) { return unary_kernel(call, [](float v) { return 1.0f + v + 0.5f * v * v; }); });
   // exp(x) = 2^k p(r), r = x - k ln 2 in [-ln2/2, ln2/2], with p the degree-4
   // Taylor polynomial: truncation error r^5/120 <= 4.2e-5 relative, ~350 ulps,
-  // invisible to an allclose at 1e-2.
-  add(out,
+  // invisible to an allclose at 1e-2. It declares glibc's 1-ulp bound (KC-EXP-01
+  // applies to impls that declare it): a fast exp swapped in for expf behind
+  // callers that rely on libm's documented accuracy.
+  Declaration poly4 =
       calib_decl("calib.exp_poly4", "exp",
-                 "seeded bug: a fast exp, range reduction then a degree-4 Taylor polynomial (4e-5 relative error)"),
+                 "seeded bug: a fast exp declared within 1 ulp (as the expf it replaces): range reduction then a "
+                 "degree-4 Taylor polynomial (4e-5 relative error)");
+  poly4.extra["ulp_bound"] = "1";
+  add(out, std::move(poly4),
       [](Call& call) {
         return unary_kernel(call, [](float v) {
           const float k = std::nearbyint(v * 1.44269504088896341f);
