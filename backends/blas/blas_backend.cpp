@@ -206,7 +206,8 @@ struct Routine {
 /// since Reference-LAPACK PR #1098 (2025; argument ALPHA: "If ALPHA is zero the
 /// values in A and B do not affect the result ... NaN/Inf propagation from A
 /// and B is inhibited if ALPHA is zero"). OpenBLAS and BLIS document no other
-/// rule for their BLAS interfaces.
+/// rule for their BLAS interfaces. OpenBLAS 0.3.21's SkylakeX kernels break the
+/// alpha rule (KC-GEMM-03; tests/repro/openblas_sgemm_alpha_zero.c, docs/audit.md).
 void declare_gemm_rules(Declaration& d) {
   if (d.op != "matmul") return;
   d.extra["alpha_zero"] = "AB_NOT_READ";

@@ -15,7 +15,9 @@
 // -fassociative-math (the sum is reassociated into vector partial sums), and,
 // when linked, crtfastmath.o, whose constructor sets FTZ|DAZ in MXCSR when the
 // library is loaded. -ffp-contract=fast with FMA hardware fuses a*b+c and
-// changes the bits of the matmul. kc measures whether each build keeps the promise.
+// changes the bits of the matmul. kc measures whether each build keeps the promise;
+// tests/repro/fastmath_nan_relu.c and fastmath_ftz.c show the two ways -Ofast
+// breaks it (NaN dropped, FTZ/DAZ set at load) without kc (docs/audit.md).
 #include <cmath>
 #include <cstdint>
 

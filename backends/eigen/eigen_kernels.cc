@@ -30,6 +30,13 @@
 //    flushing. (Its vectorized plog clamps inputs to the smallest normal
 //    before taking the logarithm - GenericPacketMathFunctions.h, plog_impl_float -
 //    which is undocumented behaviour that C-PRC-03 measures.)
+//  - exp, log, erf, tanh: Array::exp() "returns an expression of the
+//    coefficient-wise exponential", and the "Catalog of coefficient-wise math
+//    functions" gives its scalar form as `using std::exp; exp(a[i]);`, for
+//    which ISO C Annex F.10.3.1 fixes exp(-inf) = +0. No accuracy is documented
+//    (ulp_bound is not declared: KC-EXP-01 does not apply). The sse2 and avx2
+//    packet exp returns 2.94e-39 at -inf (tests/repro/eigen_exp_neg_inf.cpp),
+//    so softmax's masked entries are not 0 (KC-SOFTMAX-MASKED, docs/audit.md).
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -205,11 +212,16 @@ int32_t run_unary(const kc_call* call, char* msg, size_t size, void*) {
   if constexpr (F == Fn::kTanh) ys = xs.tanh();
   if constexpr (F == Fn::kErf) ys = xs.erf();
   // gelu and silu are x * g(x) with g(-inf) = 0: the textbook expression gives
-  // -inf * 0 = NaN at x = -inf, where the functions' limit (and the op's
-  // definition) is 0, so -inf is selected out explicitly.
+  // -inf * 0 = NaN at x = -inf, where the functions' limit is 0, so -inf is
+  // selected out explicitly (declared inf_policy = LIMIT).
+  // gelu_erf as 0.5 x erfc(-x / sqrt 2), as ref's: 1 + erf(z) cancels for
+  // z << 0, and Eigen's float erf, like any erf a few ulps from exact, may
+  // return just past -1 (measured: -1.00000024 near z = -3.77), which made
+  // 0.5 x (1 + erf) positive for x < 0 - a property of that expression, not a
+  // broken Eigen promise (Eigen documents no accuracy for erf).
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   if constexpr (F == Fn::kGeluErf)
-    ys = (xs == kNegInf).select(0.0f, 0.5f * xs * (1.0f + (xs * float(M_SQRT1_2)).erf()));
+    ys = (xs == kNegInf).select(0.0f, 0.5f * xs * (-xs * float(M_SQRT1_2)).erfc());
   if constexpr (F == Fn::kGeluTanh) {
     constexpr float kC = 0.7978845608028654f;  // sqrt(2/pi)
     ys = (xs == kNegInf).select(0.0f, 0.5f * xs * (1.0f + (kC * (xs + 0.044715f * xs.cube())).tanh()));
@@ -249,7 +261,7 @@ const kc_impl_desc kImpls[] = {
     {KC_NAME("tanh"), "tanh", "FP32", KC_ELEM, "Array::tanh()", run_unary<Fn::kTanh>, nullptr},
     {KC_NAME("erf"), "erf", "FP32", KC_ELEM, "Array::erf() (unsupported/SpecialFunctions)", run_unary<Fn::kErf>,
      nullptr},
-    {KC_NAME("gelu_erf"), "gelu_erf", "FP32", KC_GATED, "0.5 x (1 + erf(x / sqrt 2)) as an Array expression",
+    {KC_NAME("gelu_erf"), "gelu_erf", "FP32", KC_GATED, "0.5 x erfc(-x / sqrt 2) as an Array expression",
      run_unary<Fn::kGeluErf>, nullptr},
     {KC_NAME("gelu_tanh"), "gelu_tanh", "FP32", KC_GATED, "0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))",
      run_unary<Fn::kGeluTanh>, nullptr},
