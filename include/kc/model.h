@@ -125,6 +125,9 @@ struct Tolerance {
   Expr abs, rel;               ///< kElementwise
   std::vector<PrecisionTolerance> per_precision;  ///< kPerPrecision, in source order
   std::string magnitude;       ///< kBound: the op's magnitude term, e.g. "|A||B|", "|x|"
+  /// `ulp E signed`: +0 and -0 are different results (a zero of the wrong
+  /// sign fails); plain `ulp E` counts them as equal, as IEEE comparison does.
+  bool signed_zeros = false;
 };
 
 /// One `per_precision` entry.

@@ -46,161 +46,198 @@ double max_ratio(const std::vector<double>& got, const std::vector<double>& ref,
   return m;
 }
 
-void classify_values(const Observation& obs, std::vector<Signature>* sigs,
-                     std::vector<std::string>* notes) {
-  const std::size_t n = std::min(obs.got.size(), obs.ref.size());
-  if (n == 0) return;
-  std::size_t nan_introduced = 0, nan_swallowed = 0, inf_sign = 0;
-  std::size_t fails = 0, unwritten = 0, unwritten_failing = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+namespace {
+
+/// Counts over one observation that several value detectors use.
+struct ValueFacts {
+  std::size_t n = 0, fails = 0, unwritten = 0, unwritten_failing = 0;
+  std::size_t nan_introduced = 0, nan_swallowed = 0, inf_sign = 0, zero_sign = 0;
+};
+
+ValueFacts value_facts(const Observation& obs) {
+  ValueFacts f;
+  f.n = std::min(obs.got.size(), obs.ref.size());
+  for (std::size_t i = 0; i < f.n; ++i) {
     const double g = obs.got[i], r = obs.ref[i];
     const bool fail = failing(g, r, i < obs.allowed.size() ? obs.allowed[i] : 0);
-    fails += fail;
+    f.fails += fail;
     if (i < obs.unwritten.size() && obs.unwritten[i]) {
       // Still the poison: not a value the kernel produced, NaN or otherwise.
-      ++unwritten;
-      unwritten_failing += fail;
+      ++f.unwritten;
+      f.unwritten_failing += fail;
       continue;
     }
-    if (std::isnan(g) && !std::isnan(r)) ++nan_introduced;
-    if (!std::isnan(g) && std::isnan(r)) ++nan_swallowed;
-    if (std::isinf(g) && std::isinf(r) && g != r) ++inf_sign;
+    if (std::isnan(g) && !std::isnan(r)) ++f.nan_introduced;
+    if (!std::isnan(g) && std::isnan(r)) ++f.nan_swallowed;
+    if (std::isinf(g) && std::isinf(r) && g != r) ++f.inf_sign;
+    const double rounded = round_to(r, obs.dtype);
+    if (obs.signed_zeros && g == 0 && rounded == 0 && std::signbit(g) != std::signbit(rounded)) {
+      ++f.zero_sign;
+      ++f.fails;  // the judge failed it (`ulp E signed`); IEEE comparison alone would not
+    }
   }
+  return f;
+}
 
-  // Elements still holding kc's poison bits (engine/poison.h) were never
-  // written; a NaN the kernel wrote has other bits and is judged as a value.
-  if (unwritten == n) {
+using Sigs = std::vector<Signature>;
+using Notes = std::vector<std::string>;
+
+/// Elements still holding kc's poison bits (engine/poison.h) were never
+/// written; a NaN the kernel wrote has other bits and is judged as a value.
+bool detect_unwritten(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
+  if (f.unwritten == f.n) {
     sigs->push_back({"OUTPUT_NOT_WRITTEN", {}});
-    notes->push_back("output '" + obs.output + "' still holds kc's poison bits in all " + std::to_string(n) +
+    notes->push_back("output '" + obs.output + "' still holds kc's poison bits in all " + std::to_string(f.n) +
                      " elements: the kernel did not write it");
-    return;
+    return true;
   }
-  if (unwritten > 0) {
-    sigs->push_back({"OUTPUT_NOT_WRITTEN", {std::to_string(unwritten) + " of " + std::to_string(n)}});
-    notes->push_back(std::to_string(unwritten) + " of " + std::to_string(n) + " elements of '" + obs.output +
-                     "' still hold kc's poison bits: the kernel did not write them");
-    if (unwritten_failing == fails) return;
-  }
+  if (f.unwritten == 0) return false;
+  sigs->push_back({"OUTPUT_NOT_WRITTEN", {std::to_string(f.unwritten) + " of " + std::to_string(f.n)}});
+  notes->push_back(std::to_string(f.unwritten) + " of " + std::to_string(f.n) + " elements of '" + obs.output +
+                   "' still hold kc's poison bits: the kernel did not write them");
+  return f.unwritten_failing == f.fails;  // other failures may have a name of their own
+}
 
-  // Flush to zero (checked before constant output: an output flushed
-  // everywhere is all zeros): zeros where the reference, rounded to the output
-  // format, is a nonzero subnormal.
-  if (dtype_info(obs.dtype).is_float) {
-    const double min_normal = dtype_info(obs.dtype).min_normal;
-    std::size_t subnormal = 0, flushed = 0, flushed_failing = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double r = round_to(obs.ref[i], obs.dtype);
-      if (r == 0 || !(std::fabs(r) < min_normal)) continue;
-      ++subnormal;
-      if (obs.got[i] != 0) continue;
-      ++flushed;
-      flushed_failing += failing(obs.got[i], obs.ref[i], i < obs.allowed.size() ? obs.allowed[i] : 0);
-    }
-    if (flushed > 0 && flushed_failing * 2 >= fails) {
-      sigs->push_back({"FTZ_OBSERVED", {std::to_string(flushed)}});
-      notes->push_back(std::to_string(flushed) + " of " + std::to_string(subnormal) + " outputs whose reference is " +
-                       "subnormal in " + std::string(dtype_info(obs.dtype).name) +
-                       " came back as zero: subnormal results were flushed to zero");
-      return;
-    }
+/// Flush to zero (before constant output: an output flushed everywhere is all
+/// zeros): zeros where the reference, rounded to the output format, is a
+/// nonzero subnormal.
+bool detect_flush(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
+  if (!dtype_info(obs.dtype).is_float) return false;
+  const double min_normal = dtype_info(obs.dtype).min_normal;
+  std::size_t subnormal = 0, flushed = 0, flushed_failing = 0;
+  for (std::size_t i = 0; i < f.n; ++i) {
+    const double r = round_to(obs.ref[i], obs.dtype);
+    if (r == 0 || !(std::fabs(r) < min_normal)) continue;
+    ++subnormal;
+    if (obs.got[i] != 0) continue;
+    ++flushed;
+    flushed_failing += failing(obs.got[i], obs.ref[i], i < obs.allowed.size() ? obs.allowed[i] : 0);
   }
+  if (flushed == 0 || flushed_failing * 2 < f.fails) return false;
+  sigs->push_back({"FTZ_OBSERVED", {std::to_string(flushed)}});
+  notes->push_back(std::to_string(flushed) + " of " + std::to_string(subnormal) + " outputs whose reference is " +
+                   "subnormal in " + std::string(dtype_info(obs.dtype).name) +
+                   " came back as zero: subnormal results were flushed to zero");
+  return true;
+}
 
-  // Saturation (checked before constant output: an all-inf result from an
-  // overflowing accumulator is constant too, and saturation is the finer name): where the reference exceeds a narrow format's maximum, the
-  // output is capped at that maximum or overflowed to inf.
+/// Saturation (before constant output: an all-inf result from an overflowing
+/// accumulator is constant too, and saturation is the finer name): where the
+/// reference exceeds a narrow format's maximum, the output is capped at that
+/// maximum or overflowed to inf.
+bool detect_saturation(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
   for (DType t : {DType::kF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
     const double cap = dtype_info(t).max_finite;
     std::size_t beyond = 0, capped = 0;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < f.n; ++i) {
       const double r = obs.ref[i], g = obs.got[i];
       if (!std::isfinite(r) || std::fabs(r) <= cap) continue;
       ++beyond;
       if (std::isinf(g) || std::fabs(g) <= cap * (1 + 1e-3)) ++capped;
     }
-    if (beyond > 0 && capped * 2 >= beyond && capped * 2 >= fails) {
-      const std::string cap_text = fmt_g(cap);
-      sigs->push_back({"SATURATION", {cap_text}});
-      notes->push_back(std::to_string(capped) + " of " + std::to_string(beyond) +
-                       " elements whose reference exceeds " + cap_text + " (" +
-                       std::string(dtype_info(t).short_name) +
-                       " max) came back capped or infinite: a " +
-                       std::string(dtype_info(t).short_name) + " value is on the path");
-      return;
-    }
+    if (beyond == 0 || capped * 2 < beyond || capped * 2 < f.fails) continue;
+    const std::string cap_text = fmt_g(cap);
+    const std::string format(dtype_info(t).short_name);
+    sigs->push_back({"SATURATION", {cap_text}});
+    notes->push_back(std::to_string(capped) + " of " + std::to_string(beyond) + " elements whose reference exceeds " +
+                     cap_text + " (" + format + " max) came back capped or infinite: a " + format +
+                     " value is on the path");
+    return true;
   }
+  return false;
+}
 
-  // Constant output where the reference varies.
-  if (n > 1) {
-    bool got_const = true, ref_const = true;
-    for (std::size_t i = 1; i < n; ++i) {
-      got_const = got_const && std::memcmp(&obs.got[i], &obs.got[0], sizeof(double)) == 0;
-      ref_const = ref_const && obs.ref[i] == obs.ref[0];
-    }
-    // A NaN written everywhere is named as a NaN (below), not as a constant.
-    if (got_const && !ref_const && !std::isnan(obs.got[0])) {
-      sigs->push_back({"CONSTANT_OUTPUT", {fmt_g(obs.got[0])}});
-      notes->push_back("every element of '" + obs.output + "' equals " + fmt_g(obs.got[0]) +
-                       " while the reference varies");
-      return;
-    }
+/// Constant output where the reference varies (a NaN written everywhere is
+/// named as a NaN, below).
+bool detect_constant(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
+  if (f.n < 2 || std::isnan(obs.got[0])) return false;
+  bool got_const = true, ref_const = true;
+  for (std::size_t i = 1; i < f.n; ++i) {
+    got_const = got_const && std::memcmp(&obs.got[i], &obs.got[0], sizeof(double)) == 0;
+    ref_const = ref_const && obs.ref[i] == obs.ref[0];
   }
+  if (!got_const || ref_const) return false;
+  sigs->push_back({"CONSTANT_OUTPUT", {fmt_g(obs.got[0])}});
+  notes->push_back("every element of '" + obs.output + "' equals " + fmt_g(obs.got[0]) + " while the reference varies");
+  return true;
+}
 
-  // Finite inputs, non-finite outputs where the reference is finite: an
-  // intermediate overflowed (e.g. exp without max subtraction).
-  if (obs.inputs_finite) {
-    std::size_t inf_out = 0, nan_out = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!std::isfinite(obs.ref[i]) || (i < obs.unwritten.size() && obs.unwritten[i])) continue;
-      inf_out += std::isinf(obs.got[i]);
-      nan_out += std::isnan(obs.got[i]);
-    }
-    // +-Inf from finite inputs is an overflow. NaN alone is one only when an
-    // intermediate can overflow: an input beyond ln(max) of its format makes
-    // exp overflow (and a square overflows later still); Inf - Inf or Inf / Inf
-    // then gives the NaN. Otherwise the NaN is named as a NaN (below).
-    const double exp_limit = obs.input_format_max > 0 ? std::log(obs.input_format_max) : HUGE_VAL;
-    const bool can_overflow = obs.input_max_abs > exp_limit;
-    if (inf_out > 0 || (nan_out > 0 && can_overflow)) {
-      sigs->push_back({"OVERFLOW_TO_INF", {std::to_string(inf_out + nan_out)}});
-      std::string what = inf_out > 0 ? std::to_string(inf_out) + " outputs are +-Inf" : std::string();
-      if (nan_out > 0) what += std::string(what.empty() ? "" : " and ") + std::to_string(nan_out) + " outputs are NaN";
-      what += " although every input and the reference are finite";
-      if (can_overflow)
-        what += "; inputs reach |x| = " + fmt_g(obs.input_max_abs) + ", beyond " + fmt_g(exp_limit) +
-                " where exp overflows in the input format";
-      notes->push_back(what + ": an intermediate overflowed");
-      return;
-    }
+/// Finite inputs, non-finite outputs where the reference is finite. +-Inf is
+/// an overflow. NaN alone is one only when an intermediate can overflow: an
+/// input beyond ln(max) of its format makes exp overflow (a square overflows
+/// later still), and Inf - Inf or Inf / Inf then gives the NaN; otherwise the
+/// NaN is named as a NaN (detect_nan_inf).
+bool detect_overflow(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
+  if (!obs.inputs_finite) return false;
+  std::size_t inf_out = 0, nan_out = 0;
+  for (std::size_t i = 0; i < f.n; ++i) {
+    if (!std::isfinite(obs.ref[i]) || (i < obs.unwritten.size() && obs.unwritten[i])) continue;
+    inf_out += std::isinf(obs.got[i]);
+    nan_out += std::isnan(obs.got[i]);
   }
+  const double exp_limit = obs.input_format_max > 0 ? std::log(obs.input_format_max) : HUGE_VAL;
+  const bool can_overflow = obs.input_max_abs > exp_limit;
+  if (inf_out == 0 && (nan_out == 0 || !can_overflow)) return false;
+  sigs->push_back({"OVERFLOW_TO_INF", {std::to_string(inf_out + nan_out)}});
+  std::string what = inf_out > 0 ? std::to_string(inf_out) + " outputs are +-Inf" : std::string();
+  if (nan_out > 0) what += std::string(what.empty() ? "" : " and ") + std::to_string(nan_out) + " outputs are NaN";
+  what += " although every input and the reference are finite";
+  if (can_overflow)
+    what += "; inputs reach |x| = " + fmt_g(obs.input_max_abs) + ", beyond " + fmt_g(exp_limit) +
+            " where exp overflows in the input format";
+  notes->push_back(what + ": an intermediate overflowed");
+  return true;
+}
 
-  // Large offset, small spread: outputs that lost all their significant digits.
-  if (obs.input_offset_ratio > 10 && fails > 0) {
-    std::size_t collapsed = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double g = obs.got[i], r = obs.ref[i];
-      if (!std::isfinite(g) || !std::isfinite(r)) continue;
-      if ((r > 0 && g <= 0) || std::fabs(g - r) >= 0.5 * std::fabs(r)) ++collapsed;
-    }
-    if (collapsed * 2 >= fails) {
-      sigs->push_back({"CANCELLATION_COLLAPSE", {std::to_string(collapsed)}});
-      notes->push_back(std::to_string(collapsed) + " outputs are off by half their value or more on inputs whose "
-                       "mean is " + fmt_g(obs.input_offset_ratio) + "x their spread: catastrophic cancellation");
-      return;
-    }
+/// Large offset, small spread: outputs that lost all their significant digits.
+bool detect_cancellation(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
+  if (!(obs.input_offset_ratio > 10) || f.fails == 0) return false;
+  std::size_t collapsed = 0;
+  for (std::size_t i = 0; i < f.n; ++i) {
+    const double g = obs.got[i], r = obs.ref[i];
+    if (!std::isfinite(g) || !std::isfinite(r)) continue;
+    if ((r > 0 && g <= 0) || std::fabs(g - r) >= 0.5 * std::fabs(r)) ++collapsed;
   }
+  if (collapsed * 2 < f.fails) return false;
+  sigs->push_back({"CANCELLATION_COLLAPSE", {std::to_string(collapsed)}});
+  notes->push_back(std::to_string(collapsed) + " outputs are off by half their value or more on inputs whose "
+                   "mean is " + fmt_g(obs.input_offset_ratio) + "x their spread: catastrophic cancellation");
+  return true;
+}
 
-  if (nan_introduced > 0) {
-    sigs->push_back({"NAN_INTRODUCED", {std::to_string(nan_introduced)}});
-    notes->push_back(std::to_string(nan_introduced) + " NaN outputs where the reference is not NaN");
+/// NaNs the kernel wrote, NaNs it dropped, infinities and (where the
+/// tolerance is signed) zeros of the wrong sign.
+bool detect_nan_inf(const Observation&, const ValueFacts& f, Sigs* sigs, Notes* notes) {
+  if (f.nan_introduced > 0) {
+    sigs->push_back({"NAN_INTRODUCED", {std::to_string(f.nan_introduced)}});
+    notes->push_back(std::to_string(f.nan_introduced) + " NaN outputs where the reference is not NaN");
   }
-  if (nan_swallowed > 0) {
-    sigs->push_back({"NAN_SWALLOWED", {std::to_string(nan_swallowed)}});
-    notes->push_back(std::to_string(nan_swallowed) + " outputs are not NaN where the reference is NaN");
+  if (f.nan_swallowed > 0) {
+    sigs->push_back({"NAN_SWALLOWED", {std::to_string(f.nan_swallowed)}});
+    notes->push_back(std::to_string(f.nan_swallowed) + " outputs are not NaN where the reference is NaN");
   }
-  if (inf_sign > 0) {
-    sigs->push_back({"INF_SIGN", {std::to_string(inf_sign)}});
-    notes->push_back(std::to_string(inf_sign) + " infinite outputs with the wrong sign");
+  if (f.inf_sign > 0) {
+    sigs->push_back({"INF_SIGN", {std::to_string(f.inf_sign)}});
+    notes->push_back(std::to_string(f.inf_sign) + " infinite outputs with the wrong sign");
   }
+  if (f.zero_sign > 0) {
+    sigs->push_back({"ZERO_SIGN", {std::to_string(f.zero_sign)}});
+    notes->push_back(std::to_string(f.zero_sign) + " zero outputs with the wrong sign (+0 for -0 or -0 for +0)");
+  }
+  return true;
+}
+
+}  // namespace
+
+void classify_values(const Observation& obs, std::vector<Signature>* sigs, std::vector<std::string>* notes) {
+  const ValueFacts facts = value_facts(obs);
+  if (facts.n == 0) return;
+  // In order; the first detector that names its pattern ends the search.
+  using Detector = bool (*)(const Observation&, const ValueFacts&, Sigs*, Notes*);
+  static constexpr Detector kDetectors[] = {detect_unwritten, detect_flush,        detect_saturation, detect_constant,
+                                            detect_overflow,  detect_cancellation, detect_nan_inf};
+  for (Detector detect : kDetectors)
+    if (detect(obs, facts, sigs, notes)) return;
 }
 
 void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions& options,
@@ -348,6 +385,27 @@ void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions
         }
       }
     }
+  }
+}
+
+void classify_failure(const Op& op, const Call& inputs, const OracleOptions& options, const Observation& obs,
+                      std::vector<Signature>* sigs, std::vector<std::string>* notes) {
+  using Classifier = void (*)(const Op&, const Call&, const OracleOptions&, const Observation&,
+                              std::vector<Signature>*, std::vector<std::string>*);
+  static constexpr Classifier kTable[] = {
+      [](const Op&, const Call&, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
+         std::vector<std::string>* n) { classify_values(o, s, n); },
+      classify_fingerprint,
+      [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
+         std::vector<std::string>* n) { classify_wire_precision(op, in, o, s, n); },
+      [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
+         std::vector<std::string>* n) { classify_accumulator_precision(op, in, o, s, n); },
+      classify_alternatives,
+      classify_training,
+  };
+  for (Classifier classify : kTable) {
+    classify(op, inputs, options, obs, sigs, notes);
+    if (!sigs->empty()) return;
   }
 }
 

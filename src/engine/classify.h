@@ -20,6 +20,7 @@ struct Observation {
   /// Per element, 1 where the output still holds the poison kc wrote before
   /// the call (engine/poison.h): never written. Empty when the output was not poisoned.
   std::vector<std::uint8_t> unwritten;
+  bool signed_zeros = false;  ///< the tolerance (`ulp E signed`) tells +0 from -0
   bool inputs_finite = true;       ///< no NaN/Inf among the inputs
   /// |mean| / stddev of the floating inputs, or of the most offset matrix row
   /// if larger (large = cancellation-prone).
@@ -73,6 +74,12 @@ void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions
 /// explains the output; for bpe_roundtrip, bytes dropped or changed.
 void classify_training(const Op& op, const Call& inputs, const OracleOptions& options, const Observation& obs,
                        std::vector<Signature>* signatures, std::vector<std::string>* notes);
+
+/// Names the pattern behind a case's first failure: the classifiers above,
+/// tried in the order of one table (value patterns first, then the re-running
+/// classifiers from the cheapest); the first that names a pattern wins.
+void classify_failure(const Op& op, const Call& inputs, const OracleOptions& options, const Observation& obs,
+                      std::vector<Signature>* signatures, std::vector<std::string>* notes);
 
 /// Attributes failures to one config axis: failing configs share values of
 /// a parameter that passing configs never have (schedule, ranks, loss scale,

@@ -575,6 +575,19 @@ bool parse_tol(const Span& sp, Tolerance* tol, Diags& d, bool* prose) {
     tol->kind = head == "absolute" ? Tolerance::Kind::kAbsolute
                 : head == "relative" ? Tolerance::Kind::kRelative
                                      : Tolerance::Kind::kUlp;
+    if (head == "ulp") {
+      // `ulp E signed`: the trailing word makes +0 and -0 differ.
+      const std::size_t b = cur.pos();
+      std::string rest = cur.text().substr(std::min(b, cur.text().size()));
+      while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.pop_back();
+      constexpr std::string_view kSigned = "signed";
+      if (rest.size() > kSigned.size() && rest.ends_with(kSigned) &&
+          (rest[rest.size() - kSigned.size() - 1] == ' ' || rest[rest.size() - kSigned.size() - 1] == '\t')) {
+        tol->signed_zeros = true;
+        rest.resize(rest.size() - kSigned.size());
+        return expression(rest, b, sp, d, &tol->value);
+      }
+    }
     return expr_rest(&tol->value);
   }
   if (head == "elementwise") {
@@ -1125,7 +1138,7 @@ std::string print_tolerance(const Tolerance& t) {
   switch (t.kind) {
     case Tolerance::Kind::kAbsolute: return "absolute " + print_tol_value(t.value);
     case Tolerance::Kind::kRelative: return "relative " + print_tol_value(t.value);
-    case Tolerance::Kind::kUlp: return "ulp " + print_tol_value(t.value);
+    case Tolerance::Kind::kUlp: return "ulp " + print_tol_value(t.value) + (t.signed_zeros ? " signed" : "");
     case Tolerance::Kind::kElementwise:
       return "elementwise absolute " + print_expr(t.abs) + " and relative " + print_expr(t.rel);
     case Tolerance::Kind::kPerPrecision: {

@@ -324,6 +324,38 @@ contract C-ORD-02 {
   EXPECT_EQ(run_case(parse_one(text), "t.kc", flaky, info(), req).verdict, Verdict::kNotApplicable);
 }
 
+// `ulp 0` counts +0 and -0 as equal (IEEE comparison); `ulp 0 signed` does not.
+TEST(Engine, SignedUlpToleranceTellsTheSignOfZero) {
+  const std::string text = R"(
+contract KC-TANH {
+  scope      tanh
+  pre        precision(x, y) in {FP32} and value_range(x) in [0, 0]
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  ulp 0 SIGNED
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config
+  violation  signature ZERO_SIGN
+})";
+  // tanh(+0) = +0; this kernel's x == 0 branch returns a literal -0.
+  FakeImpl neg_zero("t.negzero", "tanh", [](Call& c) {
+    Tensor& y = c.t("y");
+    for (std::int64_t i = 0; i < y.numel(); ++i) {
+      const double x = c.t("x").at(i);
+      y.set(i, x == 0 ? -0.0 : std::tanh(x));
+    }
+    return ok_status();
+  });
+  CheckRequest req;
+  std::string plain = text;
+  plain.replace(plain.find(" SIGNED"), 7, "");
+  EXPECT_EQ(run_case(parse_one(plain), "t.kc", neg_zero, info(), req).verdict, Verdict::kConforming);
+  std::string signed_text = text;
+  signed_text.replace(signed_text.find("SIGNED"), 6, "signed");
+  const CaseResult r = run_case(parse_one(signed_text), "t.kc", neg_zero, info(), req);
+  ASSERT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  EXPECT_EQ(r.signatures.at(0).name, "ZERO_SIGN") << r.reason;
+}
+
 // `declared_policy determinism`: each impl is held to the class it declares,
 // BITWISE to identical bits, RUN_TO_RUN to relative 1e-7 between invocations.
 TEST(Engine, DeterminismIsJudgedByTheDeclaredClass) {

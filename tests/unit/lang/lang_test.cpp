@@ -379,6 +379,31 @@ contract C-PRC-02 {
                      "prose.kc");
 }
 
+TEST(Fmt, SignedUlpToleranceParsesPrintsAndRoundTrips) {
+  const char* text = R"(
+contract KC-SZ {
+  scope      tanh
+  pre        precision(x, y) in {FP32}
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  ulp 0 signed
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config
+  violation  signature ZERO_SIGN
+}
+)";
+  auto r = lang::parse_kc(text, "sz.kc");
+  ASSERT_FALSE(r.has_errors());
+  ASSERT_EQ(r.document.contracts.size(), 1u);
+  const Tolerance& t = r.document.contracts[0].tolerance;
+  EXPECT_EQ(t.kind, Tolerance::Kind::kUlp);
+  EXPECT_TRUE(t.signed_zeros);
+  EXPECT_TRUE(r.document.contracts[0].executable());
+  expect_round_trips(text, "sz.kc");
+  auto plain = lang::parse_kc(std::string(text).replace(std::string(text).find(" signed"), 7, ""), "p.kc");
+  ASSERT_FALSE(plain.has_errors());
+  EXPECT_FALSE(plain.document.contracts[0].tolerance.signed_zeros);
+}
+
 TEST(Fmt, RoundTripsEveryShippedContract) {
   namespace fs = std::filesystem;
   int files = 0;

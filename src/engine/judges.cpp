@@ -1,0 +1,387 @@
+// kc — the judges: one per kind of postcondition (engine/case_run.h). Each
+// turns one invocation of the kernel into evidence; none decides the verdict.
+#include <cmath>
+#include <limits>
+
+#include "engine/case_run.h"
+#include "engine/poison.h"
+#include "engine/policy.h"
+#include "kc/metrics.h"
+#include "kc/obligation.h"
+#include "kc/verify.h"
+
+namespace kc::engine {
+
+struct FastCheck {
+  kc::Result<verify::Result> (*verify)(const Call& inputs, const Call& outputs, verify::Options options);
+  const char* output;  ///< the output tensor it judges
+  bool freivalds;      ///< probes and sampled elements (matmul), or sampled rows only (attention)
+};
+
+const FastCheck* fast_check_for(std::string_view op) {
+  static const FastCheck kMatmul{verify::verify_matmul, "C", true};
+  static const FastCheck kFusedMatmul{verify::verify_fused_matmul, "C", true};
+  static const FastCheck kAttention{verify::verify_attention, "out", false};
+  if (op == "matmul") return &kMatmul;
+  if (op == "fused_matmul") return &kFusedMatmul;
+  if (op == "attention") return &kAttention;
+  return nullptr;
+}
+
+std::string fast_check_what(const FastCheck& check, const CheckRequest& request) {
+  const std::string s = std::to_string(request.fast_samples);
+  return check.freivalds ? "Freivalds, " + std::to_string(request.fast_probes) + " Rademacher probes, + " + s +
+                               " sampled elements"
+                         : "up to " + s + " sampled query rows, every element judged";
+}
+
+Step judge_raise(CaseRun& c, ConfigRun& cr, Sample& s, const Status& status) {
+  const Postcondition& post = c.contract.post;
+  if (status.code() == StatusCode::kKernelRaised) {
+    // `... or raise E`: refusing a config is an accepted outcome; noted per config.
+    if (!post.or_raise.empty()) {
+      cr.ce.note = "raised (accepted: or raise " + post.or_raise + "): " + status.message();
+      return Step::end_sample();
+    }
+    const bool expected = post.kind == Postcondition::Kind::kRaise || s.oracle->raises.has_value() ||
+                          (post.kind == Postcondition::Kind::kDeclaredPolicy && c.decl.get(post.policy) == "RAISE");
+    if (!expected)
+      c.ev.fail_with(cr.ce, {"UNEXPECTED_RAISE", {}},
+                     "the kernel raised where the contract expects a result: " + status.message());
+    return Step::end_sample();
+  }
+  if (!status.ok()) return Step::end_case(Verdict::kError, "impl failed: " + status.to_string());
+  if (post.kind == Postcondition::Kind::kRaise ||
+      (s.oracle->raises && post.kind != Postcondition::Kind::kBitwiseIdentical)) {
+    c.ev.fail_with(cr.ce, {"MISSING_RAISE", {}},
+                   "the kernel returned normally where it must raise" +
+                       (s.oracle->raises ? ": " + *s.oracle->raises : std::string()));
+    return Step::end_sample();
+  }
+  return Step::next();
+}
+
+namespace {
+
+/// `declared_policy nan | denormal | oob`: the behaviour observed on the probe
+/// against the one the impl declares (engine/policy.cpp). A raise is one of
+/// the behaviours it judges.
+class PolicyJudge final : public Judge {
+ public:
+  bool judges_raises() const override { return true; }
+  Step judge(CaseRun& c, ConfigRun& cr, Sample& s, int, const Status& status) const override {
+    if (!status.ok() && status.code() != StatusCode::kKernelRaised)
+      return Step::end_case(Verdict::kError, "impl failed: " + status.to_string());
+    PolicyInputs pin;
+    pin.op = &c.op;
+    pin.decl = &c.decl;
+    pin.inputs = &s.inputs;
+    pin.outputs = &s.call;
+    pin.oracle = &*s.oracle;
+    pin.options = c.oracle_options;
+    pin.status = status;
+    pin.tolerance = &c.contract.tolerance;
+    auto judged = judge_policy(c.contract.post.policy, pin);
+    if (!judged.ok()) return Step::end_case(Verdict::kUnderSpecified, judged.status().message());
+    c.ev.count(cr.ce, judged->elements);
+    cr.ratios.push_back(static_cast<double>(judged->mismatches));
+    if (!judged->observed.empty()) cr.observed = judged->observed;
+    for (const auto& n : judged->notes) c.ev.note(n);
+    if (judged->pass) return Step::next();
+    c.ev.fail(cr.ce, std::max<std::int64_t>(1, judged->mismatches));
+    for (const auto& sg : judged->signatures) c.ev.add_signature(sg);
+    if (c.ev.worst_config.empty()) c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+    return Step::next();
+  }
+};
+
+/// The rounding factor, output rounding and absolute slack an algebraic
+/// property's checks get from the contract's tolerance (kc/obligation.h):
+/// `bound E` gives factor E (evaluated for the call) and the output format's
+/// unit roundoff; `absolute E` gives E; `none` gives nothing (exact).
+Status property_tolerance(const Tolerance& tol, const Op& op, const Call& call, obligation::Context* ctx) {
+  const Tolerance* t = &tol;
+  if (tol.kind == Tolerance::Kind::kPerPrecision) {
+    t = nullptr;
+    for (const auto& [dt, sub] : tol.per_precision)
+      if (dt == call.config.dtype) t = &sub;
+    if (!t) return not_found("per_precision has no entry for " + std::string(dtype_name(call.config.dtype)));
+  }
+  ExprEnv env;
+  env.vars = op.expr_vars(call);
+  env.precision = call.config.dtype;
+  switch (t->kind) {
+    case Tolerance::Kind::kBound: {
+      KC_ASSIGN_OR_RETURN(ctx->factor, lang::eval_expr(t->value, env));
+      ctx->rounding = unit_roundoff(call.config.dtype);
+      ctx->underflow = true;
+      return ok_status();
+    }
+    case Tolerance::Kind::kAbsolute: {
+      KC_ASSIGN_OR_RETURN(ctx->absolute, lang::eval_expr(t->value, env));
+      return ok_status();
+    }
+    case Tolerance::Kind::kNone:
+      return ok_status();
+    default:
+      return invalid_argument("an algebraic property takes a `bound E`, `absolute E` or `none` tolerance");
+  }
+}
+
+/// `reference algebraic family.property`: the property judges the sample,
+/// re-running the kernel (in the same worker) on the inputs it transforms.
+class PropertyJudge final : public Judge {
+ public:
+  Step judge(CaseRun& c, ConfigRun& cr, Sample& s, int, const Status&) const override {
+    const obligation::Property& property = *c.plan.property;
+    s.compared = true;
+    std::optional<isolate::Outcome> rerun_failure;
+    const obligation::Invoke invoke = [&](Call& call) -> Status {
+      if (rerun_failure) return internal_error("the worker failed on an earlier re-invocation");
+      KC_RETURN_IF_ERROR(c.impl.can_implement(call));
+      poison_outputs(c.op, call);
+      KC_RETURN_IF_ERROR(c.worker.prepare(call));
+      isolate::Outcome o = c.worker.run(call);
+      if (o.failure) rerun_failure = o;
+      return o.status;
+    };
+    Rng prop_rng(derive_seed(s.seed, 0x70726f70ull));  // "prop"
+    obligation::Context ctx{c.op, s.call, invoke, prop_rng};
+    ctx.inputs = &s.inputs;
+    if (Status ts = property_tolerance(c.contract.tolerance, c.op, s.call, &ctx); !ts.ok())
+      return Step::end_case(Verdict::kUnderSpecified, ts.message());
+    auto judged = property.check(ctx);
+    if (rerun_failure) return Step::worker_failed(c, *rerun_failure, cr.ce.config, s.index, s.in_hash);
+    if (!judged.ok()) {
+      const Status& js = judged.status();
+      if (js.code() == StatusCode::kUnimplemented) {
+        cr.ce.note = "impl cannot run the property's transformed call: " + js.message();
+        return Step::end_sample();
+      }
+      if (js.code() == StatusCode::kKernelRaised) {
+        c.ev.fail_with(cr.ce, {"UNEXPECTED_RAISE", {}},
+                       "the kernel raised on the property's transformed input: " + js.message());
+        return Step::end_sample();
+      }
+      return Step::end_case(Verdict::kUnderSpecified, property.name + ": " + js.message());
+    }
+    record(c, cr, s, *judged);
+    return Step::next();
+  }
+
+ private:
+  static void record(CaseRun& c, ConfigRun& cr, const Sample& s, const obligation::Outcome& po) {
+    const obligation::Property& property = *c.plan.property;
+    const auto checks = static_cast<std::int64_t>(po.ratios.size());
+    c.ev.count(cr.ce, checks);
+    cr.ratios.insert(cr.ratios.end(), po.ratios.begin(), po.ratios.end());
+    if (po.max_ratio > c.ev.worst_metric && checks > 0) {
+      c.ev.worst_metric = po.max_ratio;
+      WorstElement w;
+      w.output = property.name;
+      w.position = po.worst.to_string();
+      w.value = po.worst_residual;
+      w.reference = po.worst_allowed;
+      w.metric = po.max_ratio;
+      w.config = cr.ce.config;
+      c.ev.result().evidence.worst = w;
+      c.ev.property_evidence = property.name + ": " + po.evidence;
+      if (po.failures == 0) c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+    }
+    if (po.failures == 0) return;
+    c.ev.fail(cr.ce, po.failures);
+    if (c.ev.first_property_failure.empty()) {
+      c.ev.first_property_failure = property.name + ": " + po.evidence;
+      c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+    }
+    c.ev.add_signature({"PROPERTY_VIOLATED", {property.name}});
+  }
+};
+
+/// `bitwise_identical across N` and `declared_policy determinism`: every
+/// repeat compared with the first under the plan's agreement (BITWISE, or the
+/// impl's declared RUN_TO_RUN).
+class RepeatJudge final : public Judge {
+ public:
+  Step judge(CaseRun& c, ConfigRun&, Sample& s, int run, const Status&) const override {
+    std::vector<std::vector<double>> outs;
+    for (const auto& name : s.oracle->output_names) outs.push_back(s.call.t(name).to_doubles());
+    ++s.runs_judged;
+    if (run == 0) {
+      s.first_outputs = std::move(outs);
+      return Step::next();
+    }
+    bool same = true;
+    for (std::size_t o = 0; o < outs.size() && same; ++o) {
+      const DType dt = s.call.t(s.oracle->output_names[o]).dtype();
+      for (std::size_t i = 0; i < outs[o].size() && same; ++i)
+        same = runs_agree(outs[o][i], s.first_outputs[o][i], dt, c.plan.agreement);
+    }
+    if (!same) ++s.mismatched_runs;
+    return Step::next();
+  }
+  void end_sample(CaseRun& c, ConfigRun& cr, Sample& s) const override {
+    if (s.runs_judged == 0) return;  // no invocation got as far as a result
+    cr.ratios.push_back(static_cast<double>(s.mismatched_runs));
+    c.ev.count(cr.ce, s.runs_judged);
+    if (s.mismatched_runs == 0) return;
+    const std::string of = std::to_string(s.mismatched_runs) + " of " + std::to_string(s.runs_judged - 1);
+    c.ev.fail_with(cr.ce, {"NONDETERMINISTIC", {of}},
+                   of + " repeated invocations on identical inputs differ from the first " +
+                       (c.plan.agreement == Determinism::kRunToRun
+                            ? "by more than relative " + fmt_g4(kRunToRunRelative) + " (declared RUN_TO_RUN)"
+                            : std::string("bitwise")),
+                   s.mismatched_runs);
+    c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+  }
+};
+
+/// Whether the tolerance that applies at `dtype` tells +0 from -0 (`ulp E signed`).
+bool signed_zeros(const Tolerance& tol, DType dtype) {
+  if (tol.kind == Tolerance::Kind::kPerPrecision)
+    for (const auto& [dt, sub] : tol.per_precision)
+      if (dt == dtype) return sub.signed_zeros;
+  return tol.signed_zeros;
+}
+
+/// `output O satisfies elementwise_close / close`: every element against the
+/// oracle under the contract's tolerance; under --fast, kc::verify first, and
+/// the oracle only for a sample it flags.
+class NumericJudge final : public Judge {
+ public:
+  Step judge(CaseRun& c, ConfigRun& cr, Sample& s, int, const Status&) const override {
+    s.compared = true;
+    if (s.fast_tol) {
+      bool passed = false;
+      if (Step f = judge_fast(c, cr, s, &passed); f.kind != Step::Kind::kNext || passed) return f;
+    }
+    ++c.ev.full_decided;
+    for (std::size_t o = 0; o < s.oracle->output_names.size(); ++o)
+      if (Step j = judge_output(c, cr, s, o); j.kind != Step::Kind::kNext) return j;
+    return confirm_unwritten(c, cr, s);
+  }
+
+ private:
+  /// kc::verify with the contract's bound; a flagged sample gets the oracle.
+  static Step judge_fast(CaseRun& c, ConfigRun& cr, Sample& s, bool* passed) {
+    ExprEnv env;
+    env.vars = c.op.expr_vars(s.call);
+    env.precision = s.call.config.dtype;
+    auto factor = lang::eval_expr(s.fast_tol->value, env);
+    if (!factor.ok()) return Step::end_case(Verdict::kUnderSpecified, factor.status().message());
+    verify::Options vo;
+    vo.gamma = *factor;  // the contract's E (c * gamma(K + 2, P), gamma(L, P)): the same per-element bound
+    vo.precision = s.call.config.dtype;
+    vo.seed = derive_seed(s.seed, 0x66617374ull);  // "fast"
+    vo.probes = c.request.fast_probes;
+    vo.samples = c.request.fast_samples;
+    auto fr = c.fast_check->verify(s.inputs, s.call, vo);
+    if (fr.ok() && fr->pass) {
+      ++c.ev.fast_decided;
+      c.ev.fast_method = std::string(verify::method_name(fr->method));
+      cr.ratios.push_back(fr->worst_ratio);
+      // Elements judged: all of them for Freivalds, the sampled ones otherwise.
+      c.ev.count(cr.ce, fr->method == verify::Method::kSampled ? fr->samples : s.call.t(c.fast_check->output).numel());
+      *passed = true;
+      return Step::next();
+    }
+    ++c.ev.fast_flagged;
+    if (c.ev.fast_flag_note.empty())
+      c.ev.fast_flag_note = fr.ok() ? "fast verifier flagged a sample (" + fr->detail + "); the full oracle judged it"
+                                    : "fast verifier could not judge a sample (" + fr.status().message() +
+                                          "); the full oracle judged it";
+    auto oracle = s.reference(s.inputs);
+    if (!oracle.ok()) return Step::end_case(Verdict::kError, "oracle failed: " + oracle.status().message());
+    s.oracle = std::move(*oracle);
+    return Step::next();
+  }
+
+  /// The ratios of one output: elementwise (one per element) or normwise (one per output).
+  static Result<std::vector<double>> ratios_of(const CaseRun& c, const Sample& s, const std::string& name,
+                                               const std::vector<double>& got, const std::vector<double>& ref,
+                                               std::vector<double>* allowed) {
+    if (c.contract.post.kind != Postcondition::Kind::kClose)
+      return output_ratios(c.contract.tolerance, c.op, s.call, name, got, ref, allowed);
+    // Normwise: ||got - ref||_F / ||ref||_F against the tolerance value.
+    KC_ASSIGN_OR_RETURN(*allowed, allowed_errors(c.contract.tolerance, c.op, s.call, name, ref));
+    double ref_norm = 0;
+    for (double v : ref) ref_norm += v * v;
+    const double tol = ref.empty() || ref_norm == 0 ? 0 : (*allowed)[0] / std::max(std::fabs(ref[0]), 1e-300);
+    const double nw = normwise_error(got, ref);
+    return std::vector<double>(1, tol > 0 ? nw / tol : (nw == 0 ? 0 : std::numeric_limits<double>::infinity()));
+  }
+
+  static Step judge_output(CaseRun& c, ConfigRun& cr, Sample& s, std::size_t o) {
+    const std::string& name = s.oracle->output_names[o];
+    const Tensor& out = s.call.t(name);
+    std::vector<double> got = out.to_doubles();
+    const std::vector<double>& ref = s.oracle->outputs[o];
+    std::vector<double> allowed;
+    auto r = ratios_of(c, s, name, got, ref, &allowed);
+    if (!r.ok()) return Step::end_case(Verdict::kUnderSpecified, r.status().message());
+    std::vector<double> ratios = std::move(*r);
+    // An element still holding the poison was never written: it fails
+    // whatever the reference is (a NaN reference included).
+    std::vector<std::uint8_t> unwritten;
+    for (std::size_t k = 0; k < s.call.names.size(); ++k)
+      if (s.call.names[k] == name && poisoned(c.op, s.call, k)) unwritten = unwritten_mask(out);
+    for (std::size_t i = 0; i < unwritten.size(); ++i)
+      if (unwritten[i]) ratios[ratios.size() == unwritten.size() ? i : 0] = std::numeric_limits<double>::infinity();
+    c.ev.count(cr.ce, static_cast<std::int64_t>(ratios.size()));
+    std::int64_t worst_i = -1;
+    double worst = -1;
+    bool failed_here = false;
+    for (std::size_t i = 0; i < ratios.size(); ++i) {
+      const double x = std::isnan(ratios[i]) ? std::numeric_limits<double>::infinity() : ratios[i];
+      cr.ratios.push_back(x);
+      if (x > worst) {
+        worst = x;
+        worst_i = static_cast<std::int64_t>(i);
+      }
+      if (x > c.plan.pass_bound) {
+        c.ev.fail(cr.ce);
+        failed_here = true;
+      }
+    }
+    if (worst > c.ev.worst_metric && worst_i >= 0) {
+      c.ev.worst_metric = worst;
+      WorstElement w;
+      w.output = name;
+      w.index = worst_i;
+      w.position = position_of(out, worst_i);
+      w.value = worst_i < static_cast<std::int64_t>(got.size()) ? got[worst_i] : 0;
+      w.reference = worst_i < static_cast<std::int64_t>(ref.size()) ? ref[worst_i] : 0;
+      w.metric = worst;
+      w.config = cr.ce.config;
+      c.ev.result().evidence.worst = w;
+      c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+    }
+    if (failed_here && !c.ev.first_failure) {
+      Observation obs;
+      obs.output = name;
+      obs.dtype = out.dtype();
+      obs.got = std::move(got);
+      obs.ref = ref;
+      obs.allowed = std::move(allowed);
+      obs.unwritten = std::move(unwritten);
+      obs.signed_zeros = signed_zeros(c.contract.tolerance, s.call.config.dtype);
+      describe_inputs(s.inputs, &obs);
+      c.ev.first_failure = std::move(obs);
+      c.ev.first_failure_inputs = s.inputs;
+      c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+      s.captured = true;
+    }
+    return Step::next();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Judge> make_judge(const Plan& plan) {
+  if (plan.policy_judge) return std::make_unique<PolicyJudge>();
+  if (plan.property) return std::make_unique<PropertyJudge>();
+  if (plan.invocations > 1) return std::make_unique<RepeatJudge>();
+  return std::make_unique<NumericJudge>();
+}
+
+}  // namespace kc::engine
