@@ -506,6 +506,12 @@ Declaration declaration_of(const Row& row, const std::string& name, const std::s
   if (op == "gelu_erf" || op == "gelu_tanh" || op == "silu") d.extra["inf_policy"] = "FORMULA";
   // dev_guide_eltwise states no accuracy for its functions (exp, log, tanh, ...).
   if (row.kind == Kind::kEltwise && op != "relu") d.extra["ulp_bound"] = "UNDOCUMENTED";
+  // Nor for softmax and logsoftmax (dev_guide_softmax, dev_guide_logsoftmax),
+  // whose exp and log are oneDNN's own approximations: a finite result outside
+  // a bound derived for correctly rounded exp and log breaks no promise of
+  // oneDNN's, and kc reports it as a measurement (docs/judge.md).
+  if ((row.kind == Kind::kEltwise && op != "relu") || row.kind == Kind::kSoftmax || row.kind == Kind::kLogSoftmax)
+    d.extra["accuracy"] = "UNDOCUMENTED";
   d.description = std::string(row.description) + extra_description;
   return d;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,10 +36,13 @@ class EvidenceBuilder {
   explicit EvidenceBuilder(CaseResult& result) : result_(result) {}
 
   void fail(ConfigEvidence& ce, std::int64_t n = 1) {
-    ce.failures += n;
-    result_.evidence.failures += n;
-    any_fail = true;
+    tally(ce, n);
+    accuracy_only = false;
   }
+  /// A finite result outside the tolerance of a finite reference: a failure
+  /// of accuracy and nothing else (what an impl whose library documents no
+  /// accuracy never promised; see decide() in run_case.cpp).
+  void fail_accuracy(ConfigEvidence& ce, std::int64_t n = 1) { tally(ce, n); }
   void count(ConfigEvidence& ce, std::int64_t n) {
     ce.elements += n;
     result_.evidence.elements += n;
@@ -66,6 +70,7 @@ class EvidenceBuilder {
   CaseResult& result() { return result_; }
 
   bool any_fail = false;
+  bool accuracy_only = true;  ///< every failure so far came through fail_accuracy
   bool any_run = false;
   std::vector<Signature> signatures;
   std::vector<double> all_ratios;  ///< every judged metric, for p99 / mean
@@ -84,6 +89,11 @@ class EvidenceBuilder {
   std::string fast_flag_note;     ///< the first flag, noted after the classifier's findings
 
  private:
+  void tally(ConfigEvidence& ce, std::int64_t n) {
+    ce.failures += n;
+    result_.evidence.failures += n;
+    any_fail = true;
+  }
   CaseResult& result_;
   std::set<std::string> seen_sigs_;
 };
@@ -114,6 +124,10 @@ struct CaseRun {
   bool fast_eligible = false;
   bool stale_checked = false;  ///< STALE_OUTPUT runs once per case
   bool time_checked = false;   ///< host kernels: the timing floor applies
+  /// The determinism judge's concurrency sweep: the impl invoked k at once
+  /// (k = 2, 4), each level in a worker of its own.
+  std::vector<std::unique_ptr<Impl>> sweep_impls;
+  std::vector<std::unique_ptr<isolate::Worker>> sweep_workers;
 };
 
 /// One config's running state.
@@ -141,10 +155,12 @@ struct Sample {
   bool compared = false;  ///< a numeric comparison ran on this sample
   bool captured = false;  ///< this sample holds the case's first failure
   // Repeated invocations (determinism): the first run's outputs, the runs
-  // compared, and how many of them differed from the first.
+  // compared, how many of them differed from the first, and at which
+  // concurrency level (alone, 2 at once, 4 at once).
   std::vector<std::vector<double>> first_outputs;
   int runs_judged = 0;
   std::int64_t mismatched_runs = 0;
+  std::array<std::int64_t, 3> runs_at{}, mismatched_at{};
 };
 
 /// How a stage ends: go on, end this sample's invocations, or end the case.
@@ -173,6 +189,17 @@ class Judge {
   virtual Step judge(CaseRun& c, ConfigRun& cr, Sample& s, int run, const Status& status) const = 0;
   /// After the sample's invocations.
   virtual void end_sample(CaseRun& c, ConfigRun& cr, Sample& s) const {}
+  /// After the case's last sample: notes on how the judge measured.
+  virtual void end_case(CaseRun& c) const {}
+  /// Starts the extra workers the judge invokes the kernel in, before the
+  /// oracle's answer exists (a worker is a copy of kc's memory).
+  virtual Status prepare(CaseRun& c, const Call& call) const { return ok_status(); }
+  /// The worker invocation `run` goes to; *timed says whether its time is one
+  /// kernel call alone (the timing floor's sample).
+  virtual isolate::Worker& worker_for(CaseRun& c, int run, bool* timed) const {
+    *timed = true;
+    return c.worker;
+  }
 };
 
 /// The judge for a plan: declared policy, algebraic property, repeated

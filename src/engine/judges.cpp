@@ -1,7 +1,9 @@
 // kc — the judges: one per kind of postcondition (engine/case_run.h). Each
 // turns one invocation of the kernel into evidence; none decides the verdict.
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <thread>
 
 #include "engine/case_run.h"
 #include "engine/poison.h"
@@ -189,7 +191,9 @@ class PropertyJudge final : public Judge {
       if (po.failures == 0) c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
     }
     if (po.failures == 0) return;
-    c.ev.fail(cr.ce, po.failures);
+    // A finite residual beyond the bound is a failure of accuracy only.
+    if (std::isfinite(po.worst_residual)) c.ev.fail_accuracy(cr.ce, po.failures);
+    else c.ev.fail(cr.ce, po.failures);
     if (c.ev.first_property_failure.empty()) {
       c.ev.first_property_failure = property.name + ": " + po.evidence;
       c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
@@ -198,15 +202,98 @@ class PropertyJudge final : public Judge {
   }
 };
 
+/// A call with storage of its own (a worker's call holds views of guarded
+/// buffers, and copies of a view alias them).
+Call deep_copy(const Call& call) {
+  Call copy = call;
+  for (Tensor& t : copy.tensors) {
+    Tensor owned(t.dtype(), t.shape(), t.strides());
+    if (owned.nbytes() == t.nbytes() && t.nbytes() > 0) std::memcpy(owned.raw(), t.raw(), t.nbytes());
+    t = std::move(owned);
+  }
+  return copy;
+}
+
+/// Whether two calls' outputs agree under a determinism class.
+bool outputs_agree(const Call& a, const Call& b, Determinism agreement) {
+  for (std::size_t k = 0; k < a.tensors.size(); ++k) {
+    if (a.roles[k] == Role::kIn) continue;
+    const std::vector<double> x = a.tensors[k].to_doubles(), y = b.tensors[k].to_doubles();
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+      if (!runs_agree(x[i], y[i], a.tensors[k].dtype(), agreement)) return false;
+  }
+  return true;
+}
+
+/// An impl invoked `copies` times at once: on the call itself and on private
+/// copies of it, each on a thread of its own, as concurrent requests of a
+/// serving process would. The call's outputs are its own invocation's, unless
+/// a copy's outputs differ from them: then the first differing copy's are
+/// returned, so the comparison with the first (lone) invocation sees it.
+class ConcurrentImpl final : public Impl {
+ public:
+  ConcurrentImpl(const Impl& impl, int copies, Determinism agreement)
+      : impl_(impl), copies_(copies), agreement_(agreement) {}
+  const Declaration& declaration() const override { return impl_.declaration(); }
+  Status can_implement(const Call& call) const override { return impl_.can_implement(call); }
+  Status run(Call& call) const override {
+    std::vector<Call> copies;
+    for (int i = 1; i < copies_; ++i) copies.push_back(deep_copy(call));
+    std::vector<Status> status(copies.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < copies.size(); ++i)
+      threads.emplace_back([&, i] { status[i] = impl_.run(copies[i]); });
+    const Status own = impl_.run(call);
+    for (auto& t : threads) t.join();
+    if (!own.ok()) return own;
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+      if (!status[i].ok()) return status[i];
+      if (outputs_agree(call, copies[i], agreement_)) continue;
+      for (std::size_t k = 0; k < call.tensors.size(); ++k)
+        if (call.roles[k] != Role::kIn && call.tensors[k].nbytes() == copies[i].tensors[k].nbytes())
+          std::memcpy(call.tensors[k].raw(), copies[i].tensors[k].raw(), call.tensors[k].nbytes());
+      break;
+    }
+    return ok_status();
+  }
+
+ private:
+  const Impl& impl_;
+  int copies_;
+  Determinism agreement_;
+};
+
 /// `bitwise_identical across N` and `declared_policy determinism`: every
 /// repeat compared with the first under the plan's agreement (BITWISE, or the
-/// impl's declared RUN_TO_RUN).
+/// impl's declared RUN_TO_RUN), under a concurrency sweep: invocations run
+/// alone, 2 at once and 4 at once in turn (host kernels whose runtime survives
+/// fork, unless the impl declares reentrant = false).
 class RepeatJudge final : public Judge {
  public:
+  static constexpr int kLevels[] = {1, 2, 4};
+
+  Status prepare(CaseRun& c, const Call& call) const override {
+    if (c.sweep_workers.empty() && sweeps(c)) {
+      for (int k : {kLevels[1], kLevels[2]}) {
+        c.sweep_impls.push_back(std::make_unique<ConcurrentImpl>(c.impl, k, c.plan.agreement));
+        c.sweep_workers.push_back(
+            std::make_unique<isolate::Worker>(*c.sweep_impls.back(), c.request.isolation, c.request.limits));
+      }
+    }
+    for (auto& w : c.sweep_workers) KC_RETURN_IF_ERROR(w->prepare(call));
+    return ok_status();
+  }
+  isolate::Worker& worker_for(CaseRun& c, int run, bool* timed) const override {
+    const int slot = level_slot(c, run);
+    *timed = slot == 0;
+    return slot == 0 ? c.worker : *c.sweep_workers[static_cast<std::size_t>(slot - 1)];
+  }
   Step judge(CaseRun& c, ConfigRun&, Sample& s, int run, const Status&) const override {
     std::vector<std::vector<double>> outs;
     for (const auto& name : s.oracle->output_names) outs.push_back(s.call.t(name).to_doubles());
     ++s.runs_judged;
+    const int slot = level_slot(c, run);
+    ++s.runs_at[static_cast<std::size_t>(slot)];
     if (run == 0) {
       s.first_outputs = std::move(outs);
       return Step::next();
@@ -217,7 +304,10 @@ class RepeatJudge final : public Judge {
       for (std::size_t i = 0; i < outs[o].size() && same; ++i)
         same = runs_agree(outs[o][i], s.first_outputs[o][i], dt, c.plan.agreement);
     }
-    if (!same) ++s.mismatched_runs;
+    if (!same) {
+      ++s.mismatched_runs;
+      ++s.mismatched_at[static_cast<std::size_t>(slot)];
+    }
     return Step::next();
   }
   void end_sample(CaseRun& c, ConfigRun& cr, Sample& s) const override {
@@ -226,13 +316,44 @@ class RepeatJudge final : public Judge {
     c.ev.count(cr.ce, s.runs_judged);
     if (s.mismatched_runs == 0) return;
     const std::string of = std::to_string(s.mismatched_runs) + " of " + std::to_string(s.runs_judged - 1);
+    std::string where;
+    for (std::size_t l = 0; l < 3; ++l)
+      if (s.runs_at[l] > 0)
+        where += std::string(where.empty() ? "" : ", ") + level_name(l) + ": " + std::to_string(s.mismatched_at[l]) +
+                 " of " + std::to_string(s.runs_at[l] - (l == 0 ? 1 : 0));
     c.ev.fail_with(cr.ce, {"NONDETERMINISTIC", {of}},
                    of + " repeated invocations on identical inputs differ from the first " +
                        (c.plan.agreement == Determinism::kRunToRun
                             ? "by more than relative " + fmt_g4(kRunToRunRelative) + " (declared RUN_TO_RUN)"
-                            : std::string("bitwise")),
+                            : std::string("bitwise")) +
+                       " (" + where + ")",
                    s.mismatched_runs);
     c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+  }
+  void end_case(CaseRun& c) const override {
+    if (c.ev.any_run) c.ev.note(sweep_note(c));
+  }
+
+ private:
+  static bool sweeps(const CaseRun& c) {
+    const isolate::RuntimeTraits traits = isolate::runtime_traits(c.decl);
+    const auto reentrant = c.decl.extra.find("reentrant");
+    return traits.survives_fork && traits.runs_on_host &&
+           (reentrant == c.decl.extra.end() || reentrant->second != "false");
+  }
+  /// 0 alone, 1 two at once, 2 four at once; the first invocation is alone.
+  static int level_slot(const CaseRun& c, int run) {
+    return c.sweep_workers.empty() ? 0 : run % 3;
+  }
+  static std::string level_name(std::size_t slot) {
+    return slot == 0 ? "alone" : std::to_string(kLevels[slot]) + " at once";
+  }
+  static std::string sweep_note(const CaseRun& c) {
+    if (c.sweep_workers.empty())
+      return "invocations ran one at a time: no concurrency sweep (the impl declares reentrant = false, or its "
+             "runtime is not a host runtime that survives fork)";
+    return "concurrency sweep: invocations ran alone, 2 at once and 4 at once in turn (each level in a worker "
+           "of its own, the first invocation alone)";
   }
 };
 
@@ -311,6 +432,17 @@ class NumericJudge final : public Judge {
     return std::vector<double>(1, tol > 0 ? nw / tol : (nw == 0 ? 0 : std::numeric_limits<double>::infinity()));
   }
 
+  /// A written, finite result for a finite reference: its failure is one of accuracy only.
+  static bool finite_result(double got, double ref, const std::vector<std::uint8_t>& unwritten, std::size_t i) {
+    return std::isfinite(got) && std::isfinite(ref) && !(i < unwritten.size() && unwritten[i]);
+  }
+  static bool all_finite_results(const std::vector<double>& got, const std::vector<double>& ref,
+                                 const std::vector<std::uint8_t>& unwritten) {
+    for (std::size_t i = 0; i < got.size() && i < ref.size(); ++i)
+      if (!finite_result(got[i], ref[i], unwritten, i)) return false;
+    return true;
+  }
+
   static Step judge_output(CaseRun& c, ConfigRun& cr, Sample& s, std::size_t o) {
     const std::string& name = s.oracle->output_names[o];
     const Tensor& out = s.call.t(name);
@@ -339,7 +471,11 @@ class NumericJudge final : public Judge {
         worst_i = static_cast<std::int64_t>(i);
       }
       if (x > c.plan.pass_bound) {
-        c.ev.fail(cr.ce);
+        // Elementwise: that element; normwise: the whole output.
+        const bool elementwise = ratios.size() == got.size();
+        const bool finite = elementwise ? finite_result(got[i], ref[i], unwritten, i)
+                                        : all_finite_results(got, ref, unwritten);
+        finite ? c.ev.fail_accuracy(cr.ce) : c.ev.fail(cr.ce);
         failed_here = true;
       }
     }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <thread>
 
 #include "kc/engine.h"
 #include "kc/lang.h"
@@ -316,6 +317,7 @@ contract C-ORD-02 {
     c.t("out").set(0, s);
     return ok_status();
   });
+  flaky.decl_.extra["reentrant"] = "false";  // its call counter is shared state: invoked one at a time
   CheckRequest req;
   CaseResult r = run_case(parse_one(text), "t.kc", flaky, info(), req);
   ASSERT_EQ(r.verdict, Verdict::kViolation);
@@ -384,6 +386,7 @@ contract T-DET {
   };
   CheckRequest req;
   FakeImpl one_ulp = wobbly("t.one_ulp", 1);
+  one_ulp.decl_.extra["reentrant"] = "false";  // a call counter: invoked one at a time
   one_ulp.decl_.determinism = Determinism::kRunToRun;
   const CaseResult close = run_case(parse_one(text), "t.kc", one_ulp, info(), req);
   EXPECT_EQ(close.verdict, Verdict::kConforming) << close.reason;
@@ -392,10 +395,88 @@ contract T-DET {
   ASSERT_EQ(bitwise.verdict, Verdict::kViolation) << bitwise.reason;
   EXPECT_EQ(bitwise.signatures.at(0).name, "NONDETERMINISTIC");
   FakeImpl many_ulps = wobbly("t.many_ulps", 64);  // ~4e-6 relative
+  many_ulps.decl_.extra["reentrant"] = "false";
   many_ulps.decl_.determinism = Determinism::kRunToRun;
   const CaseResult far = run_case(parse_one(text), "t.kc", many_ulps, info(), req);
   ASSERT_EQ(far.verdict, Verdict::kViolation) << far.reason;
   EXPECT_NE(far.reason.find("RUN_TO_RUN"), std::string::npos) << far.reason;
+}
+
+// A kernel that keeps its running sum in a global is deterministic when
+// invoked alone and wrong when two requests run at once: the concurrency sweep
+// finds it, unless the impl declares that it must not be invoked concurrently.
+TEST(Engine, TheConcurrencySweepFindsAKernelThatIsNotReentrant) {
+  const char* text = R"(
+contract T-REENTRANT {
+  scope      sum
+  pre        precision(x) in {FP32} and declared determinism = BITWISE and n in {4096}
+  post       bitwise_identical across 12 invocations
+  tolerance  none
+  reference  algebraic determinism
+  measure    sample 1 random inputs per config
+  violation  signature NONDETERMINISTIC
+})";
+  static double global_sum = 0;  // shared by every invocation in the process
+  FakeImpl global("t.global_sum", "sum", [](Call& c) {
+    const Tensor& x = c.t("x");
+    global_sum = 0;
+    for (std::int64_t i = 0; i < x.numel(); ++i) {
+      global_sum = global_sum + x.at(i);
+      if (i % 32 == 0) std::this_thread::yield();  // another request may run here
+    }
+    c.t("out").set(0, global_sum);
+    return ok_status();
+  });
+  CheckRequest req;
+  const CaseResult swept = run_case(parse_one(text), "t.kc", global, info(), req);
+  ASSERT_EQ(swept.verdict, Verdict::kViolation) << swept.reason;
+  EXPECT_EQ(swept.signatures.at(0).name, "NONDETERMINISTIC");
+  EXPECT_NE(swept.reason.find("alone: 0 of 3"), std::string::npos) << swept.reason;
+  global.decl_.extra["reentrant"] = "false";
+  const CaseResult alone = run_case(parse_one(text), "t.kc", global, info(), req);
+  EXPECT_EQ(alone.verdict, Verdict::kConforming) << alone.reason;
+  bool noted = false;
+  for (const auto& n : alone.evidence.notes) noted = noted || n.find("no concurrency sweep") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+// A violation rests on a promise: an impl whose library documents no accuracy
+// is measured, not condemned, for finite results outside a derived bound; a
+// NaN it writes is still a violation.
+TEST(Engine, UndocumentedAccuracyIsMeasuredNotCondemnedButNanStillIs) {
+  const char* text = R"(
+contract KC-EXPX {
+  scope      exp
+  pre        precision(x, y) in {FP32} and value_range(x) in [-4, 4]
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  ulp 1
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config
+  violation  signature TOLERANCE_EXCEEDED, NAN_INTRODUCED
+})";
+  // A few ulps off everywhere: a cheap exp approximation.
+  FakeImpl rough("t.rough_exp", "exp", [](Call& c) {
+    Tensor& y = c.t("y");
+    for (std::int64_t i = 0; i < y.numel(); ++i) y.set(i, std::exp(c.t("x").at(i)) * (1 + 3e-6));
+    return ok_status();
+  });
+  CheckRequest req;
+  EXPECT_EQ(run_case(parse_one(text), "t.kc", rough, info(), req).verdict, Verdict::kViolation);
+  rough.decl_.extra["accuracy"] = "UNDOCUMENTED";
+  const CaseResult measured = run_case(parse_one(text), "t.kc", rough, info(), req);
+  EXPECT_EQ(measured.verdict, Verdict::kUnderSpecified) << measured.reason;
+  EXPECT_NE(measured.reason.find("measured, not judged"), std::string::npos) << measured.reason;
+  EXPECT_TRUE(measured.signatures.empty());
+  EXPECT_GT(measured.evidence.max, 1);  // the measurement is kept
+  FakeImpl nan_out("t.nan_exp", "exp", [](Call& c) {
+    Tensor& y = c.t("y");
+    for (std::int64_t i = 0; i < y.numel(); ++i) y.set(i, i == 7 ? std::nan("") : std::exp(c.t("x").at(i)));
+    return ok_status();
+  });
+  nan_out.decl_.extra["accuracy"] = "UNDOCUMENTED";
+  const CaseResult nan = run_case(parse_one(text), "t.kc", nan_out, info(), req);
+  ASSERT_EQ(nan.verdict, Verdict::kViolation) << nan.reason;
+  EXPECT_EQ(nan.signatures.at(0).name, "NAN_INTRODUCED") << nan.reason;
 }
 
 TEST(Declaration, RunToRunAgreementIsRelative1e7) {

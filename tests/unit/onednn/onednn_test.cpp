@@ -130,11 +130,14 @@ INSTANTIATE_TEST_SUITE_P(Ops, OnednnEltwise,
 // docs/backends/onednn.md is updated with them.
 
 TEST_F(Onednn, LogIsAccurateOnlyInAbsoluteTerms) {
-  // eltwise_log is judged (all 2000 elements) and caught: near x = 1 its error is
+  // eltwise_log is measured (all 2000 elements): near x = 1 its error is
   // ~3.4e-6 absolute (log(1.03126): 0.0307872 vs 0.0307838, ~1e-4 relative),
-  // beyond 8 eps relative + 4 eps max|x| absolute.
+  // beyond 8 eps relative + 4 eps max|x| absolute. dev_guide_eltwise states no
+  // accuracy (declared accuracy = UNDOCUMENTED): reported, not a violation.
   const auto r = check_text(eltwise_contract("log", "[0.25, 4]"), "onednn.log");
-  EXPECT_EQ(r.verdict, Verdict::kViolation) << describe(r);
+  EXPECT_EQ(r.verdict, Verdict::kUnderSpecified) << describe(r);
+  EXPECT_NE(r.reason.find("measured, not judged"), std::string::npos) << r.reason;
+  EXPECT_TRUE(r.signatures.empty());
   EXPECT_GT(r.evidence.elements, 0);
   ASSERT_TRUE(r.evidence.worst.has_value());
   EXPECT_LT(std::abs(r.evidence.worst->reference), 0.1) << "the worst element is near log(1) = 0";
@@ -142,9 +145,11 @@ TEST_F(Onednn, LogIsAccurateOnlyInAbsoluteTerms) {
 
 TEST_F(Onednn, LogSoftmaxOfOneElementIsNotZero) {
   // log_softmax of a single column is exactly 0 (x - x - log 1); oneDNN returns
-  // its log(1), 1.4e-6, and KC-SOFTMAX-01 reports it.
+  // its log(1), 1.4e-6, and KC-SOFTMAX-01 reports the measurement: oneDNN
+  // documents no accuracy for logsoftmax, so it is not a violation.
   const auto r = check_file("contracts/blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01", "onednn.log_softmax");
-  EXPECT_EQ(r.verdict, Verdict::kViolation) << describe(r);
+  EXPECT_EQ(r.verdict, Verdict::kUnderSpecified) << describe(r);
+  EXPECT_NE(r.reason.find("accuracy = UNDOCUMENTED"), std::string::npos) << r.reason;
   ASSERT_TRUE(r.evidence.worst.has_value());
   EXPECT_EQ(r.evidence.worst->reference, 0.0);
   EXPECT_NE(r.evidence.worst->value, 0.0);
