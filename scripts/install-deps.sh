@@ -14,6 +14,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo  # opencl backend on PoCL
   libopenmpi-dev openmpi-bin                # mpi backend (collectives with K local ranks)
   librapidcheck-dev                         # property-based checks (verification ladder L3)
+  libseccomp-dev                            # the worker's system-call filter (docs/isolation.md)
 )
 
 missing=()

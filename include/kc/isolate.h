@@ -22,12 +22,14 @@
 // fresh pool. OpenBLAS shuts its pool down in a pthread_atfork handler.
 #pragma once
 
+#include <cfenv>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kc/backend.h"
 #include "kc/enum_table.h"
@@ -49,6 +51,19 @@ struct Limits {
   /// RLIMIT_AS (with an allowance per hardware thread for thread stacks,
   /// malloc arenas and BLAS buffers).
   std::int64_t memory_bytes = std::int64_t{4} << 30;
+  /// After a call returns, its tensors are read-only in the worker until the
+  /// next call starts, and the reply waits this long: a write in that window
+  /// (a thread the kernel left running) is LATE_WRITE(tensor) on this call, a
+  /// later one LATE_WRITE on the worker's next call.
+  double settle_s = 0.002;
+};
+
+/// What the kernel wrote to its stdout and stderr (never kc's): the first
+/// kCaptureKeep bytes, and how many there were in all.
+struct Capture {
+  static constexpr std::size_t kCaptureKeep = 64 * 1024;
+  std::string head;
+  std::int64_t bytes = 0;
 };
 
 /// What kc knows about a backend's runtime.
@@ -56,6 +71,9 @@ struct RuntimeTraits {
   bool survives_fork = true;   ///< usable in a child forked after the parent initialised it
   bool runs_on_host = true;    ///< kernels run on this CPU, so host peaks bound their time
   std::string_view note;       ///< why not, with the source
+  /// The worker's sandbox profile (docs/isolation.md): "strict" unless the
+  /// runtime needs more ("opencl", "cuda", "mpi").
+  std::string_view sandbox = "strict";
 };
 /// From one table keyed by backend name; unknown backends are host, fork-safe.
 RuntimeTraits runtime_traits(std::string_view backend);
@@ -71,7 +89,7 @@ struct Outcome {
   Status status;
   /// Set when the worker stopped the call: CRASH(SIGSEGV), CRASH(exit 3),
   /// TIMEOUT(2s), MEMORY_LIMIT(4GiB), GUARD_OVERWRITTEN(C, after),
-  /// GUARD_READ(A, after), WORKER_FAILED.
+  /// GUARD_READ(A, after), LATE_WRITE(C), WORKER_FAILED.
   std::optional<Signature> failure;
   double seconds = 0;  ///< wall time inside Impl::run (measured in the worker)
 };
@@ -101,6 +119,13 @@ class Worker {
   /// Worker processes started so far (1 per layout unless calls failed).
   int spawned() const { return spawned_; }
 
+  /// What the kernel printed, over every call so far (workers only).
+  const Capture& captured_output() const { return capture_; }
+  /// Notes for the case's evidence: a sandbox weaker than its profile asks
+  /// for (and why), what the kernel printed, a floating-point environment an
+  /// in-process kernel left changed. Empty when there is nothing to say.
+  std::vector<std::string> evidence_notes() const;
+
   struct Child;  ///< a running worker process (defined in src/isolate)
 
  private:
@@ -113,7 +138,30 @@ class Worker {
   std::string device_runtime_;  ///< extra[device_runtime] of a plugin that starts one ("cuda")
   int spawned_ = 0;
   std::unique_ptr<Child> child_;
+  Capture capture_;
+  std::string sandbox_note_;  ///< what the last worker's sandbox lacked, and why
+  std::string fp_env_note_;   ///< an in-process kernel left the FP environment changed
 };
+
+/// kc's own floating-point environment for the scope's lifetime: the default
+/// (round to nearest, exceptions masked, flags clear) with MXCSR FTZ and DAZ
+/// off, whatever a kernel run in kc's thread left behind; the previous
+/// environment comes back at the end. Hold one wherever kc computes an oracle
+/// or judges (the kernel's FTZ must not become kc's).
+class FpEnvScope {
+ public:
+  FpEnvScope();
+  ~FpEnvScope();
+  FpEnvScope(const FpEnvScope&) = delete;
+  FpEnvScope& operator=(const FpEnvScope&) = delete;
+
+ private:
+  std::fenv_t saved_{};
+  unsigned saved_csr_ = 0;
+};
+/// Whether this thread's FP environment differs from the default in a way that
+/// changes results (rounding mode, FTZ, DAZ); *what says how.
+bool fp_env_changed(std::string* what = nullptr);
 
 /// "4GiB", "512MiB", "1234B": the memory-limit spelling used in signatures.
 std::string format_bytes(std::int64_t bytes);

@@ -4,10 +4,12 @@
 // byte over a socketpair and waits for one byte back, with a wall-clock
 // deadline and a resident-memory watch; a dead or killed worker is decoded
 // into a named failure from its wait status and the shared block it wrote.
-// Worker side (child_main / serve): guarded buffers, fault handlers, limits,
-// and one kernel thread that serves calls until the socket closes.
+// Worker side (child_main / kernel_process / serve): the sandbox
+// (isolate/sandbox.h), guarded buffers, fault handlers, limits, and one kernel
+// thread that serves calls until the socket closes.
 #include "kc/isolate.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,15 +25,20 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cfenv>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "isolate/guard.h"
+#include "isolate/sandbox.h"
 #include "kc/canary.h"
 #include "kc/child.h"
 
@@ -71,12 +78,13 @@ constexpr RuntimeRow kRuntimes[] = {
     {"cuda",
      {false, false,
       "the CUDA runtime cannot be used in a child forked after kc initialised it; device "
-      "buffers carry their own canary bands"}},
+      "buffers carry their own canary bands",
+      "cuda"}},
     // mpi: the kernel already runs outside kc, in the ranks of an mpirun job the
     // backend keeps for the whole kc process (backends/mpi/mpi_job.h); a forked
     // worker's exit would end that job with it. The job's own deadline and
     // crash detection stand in for the worker's.
-    {"mpi", {false, true, "the mpi backend's collectives run in a separate mpirun job kept across calls"}},
+    {"mpi", {false, true, "the mpi backend's collectives run in a separate mpirun job kept across calls", "mpi"}},
     // OpenCL runtimes start device threads (PoCL's pthread device: one per
     // core) that fork() does not copy, so a child of a process that initialised
     // one cannot use it. The opencl backend therefore never initialises OpenCL
@@ -86,10 +94,12 @@ constexpr RuntimeRow kRuntimes[] = {
     // device may be a GPU, so host peaks do not bound their time.
     {"opencl",
      {true, false,
-      "OpenCL is initialised only inside worker processes (after fork); device buffers carry canary bands"}},
+      "OpenCL is initialised only inside worker processes (after fork); device buffers carry canary bands",
+      "opencl"}},
     {"opencl_user",
      {true, false,
-      "OpenCL is initialised only inside worker processes (after fork); device buffers carry canary bands"}},
+      "OpenCL is initialised only inside worker processes (after fork); device buffers carry canary bands",
+      "opencl"}},
 };
 
 // --- The shared block: what the worker tells the parent about the current call.
@@ -102,6 +112,7 @@ enum class Fault : std::int32_t {
   kException,   ///< another exception escaped the kernel (message)
   kSignal,      ///< SIGSEGV/SIGBUS elsewhere (signo, fault_addr, saved_errno)
   kSetup,       ///< the worker could not set itself up (message)
+  kLateWrite,   ///< a tensor was written after the call returned (fault_tensor)
 };
 
 struct SharedBlock {
@@ -116,10 +127,17 @@ struct SharedBlock {
   std::uint64_t fault_addr;
   std::uint64_t fault_distance;  ///< bytes between the fault and the data
   double seconds;
+  std::int32_t killed_by;  ///< the signal PID 1 of the worker's namespace was to die by
   char message[4096];
+  // Set once by the worker, before its first call (the parent clears only what is above).
+  std::int32_t kernel_pid;  ///< the process running the kernel, as kc sees it
+  std::uint32_t sandbox_bits;
+  char sandbox_why[1024];
 };
+constexpr std::size_t kPerCallBytes = offsetof(SharedBlock, kernel_pid);
 
-constexpr int kExitFault = 70;  ///< the worker recorded a fault in the block and exited
+constexpr int kExitFault = 70;   ///< the worker recorded a fault in the block and exited
+constexpr int kExitSignal = 71;  ///< PID 1 of the namespace recorded killed_by and exited
 
 void set_message(SharedBlock* b, std::string_view text) {
   const std::size_t n = std::min(text.size(), sizeof b->message - 1);
@@ -131,10 +149,12 @@ std::size_t round_up(std::size_t v, std::size_t m) { return (v + m - 1) / m * m;
 
 std::int64_t page_size() { return sysconf(_SC_PAGESIZE); }
 
-/// Field `field` (0 size, 1 resident) of /proc/<pid>/statm, in bytes; -1 if unreadable.
+/// Field `field` (0 size, 1 resident) of /proc/<pid>/statm (pid 0: this
+/// process), in bytes; -1 if unreadable.
 std::int64_t statm_bytes(pid_t pid, int field) {
   char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
+  if (pid == 0) std::snprintf(path, sizeof path, "/proc/self/statm");
+  else std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   char buf[128];
@@ -179,6 +199,31 @@ struct GuardRange {
 
 SharedBlock* g_block = nullptr;
 std::vector<GuardRange>* g_guards = nullptr;
+bool g_pid1 = false;                         ///< the kernel process is PID 1 of its own namespace
+volatile sig_atomic_t g_after_return = 0;    ///< the tensors are read-only: the call has returned
+
+/// Ends the kernel process by `sig`, as kc must see it. PID 1 of a namespace
+/// cannot be killed by a signal sent from inside it (a raise() is ignored), so
+/// it records the signal and exits; the worker's first process then dies by
+/// that signal (child_main).
+[[noreturn]] void die_by(int sig) {
+  if (g_pid1) {
+    if (g_block) g_block->killed_by = sig;
+    _exit(kExitSignal);
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  sigprocmask(SIG_UNBLOCK, &one, nullptr);
+  raise(sig);
+  _exit(128 + sig);
+}
+
+void on_deadly_signal(int sig) { die_by(sig); }
 
 int access_kind(void* context) {
 #if defined(__x86_64__)
@@ -196,6 +241,18 @@ int access_kind(void* context) {
 void on_fault(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  if (g_block && g_guards && g_after_return) {
+    // The tensors are read-only between a call's return and the next call.
+    for (std::size_t i = 0; i < g_guards->size(); ++i) {
+      const detail::GuardedBuffer& b = (*g_guards)[i].buffer;
+      if (addr >= reinterpret_cast<std::uintptr_t>(b.body) && addr < reinterpret_cast<std::uintptr_t>(b.rear)) {
+        g_block->fault = Fault::kLateWrite;
+        g_block->fault_tensor = static_cast<std::int32_t>(i);
+        g_block->fault_addr = addr;
+        _exit(kExitFault);
+      }
+    }
+  }
   if (g_block && g_guards) {
     for (std::size_t i = 0; i < g_guards->size(); ++i) {
       const GuardRange& g = (*g_guards)[i];
@@ -215,12 +272,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     g_block->fault_addr = addr;
     g_block->saved_errno = saved_errno;
   }
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
-  // A fault re-executes and dies; a signal sent with kill() dies on return.
-  raise(sig);
+  die_by(sig);
 }
 
 [[noreturn]] void setup_failed(const std::string& what) {
@@ -254,7 +306,35 @@ struct ServeArgs {
   const std::vector<std::size_t>* offsets;
   int sock;
   double timeout_s;
+  double settle_s;
 };
+
+/// Reaps every child that has ended (the kernel's, and in a namespace, every
+/// orphan: PID 1 inherits them).
+void reap_ended() {
+  while (waitpid(-1, nullptr, WNOHANG | __WALL) > 0) {
+  }
+}
+
+/// Ends every other process of the namespace (what the kernel started) and
+/// reaps them: nothing the kernel forked outlives its call.
+void end_kernel_processes() {
+  if (!g_pid1) return;  // without a namespace kc ends them by process group (sweep_process_group)
+  if (kill(-1, SIGKILL) != 0) return;  // ESRCH: there were none
+  for (;;) {
+    const pid_t r = waitpid(-1, nullptr, __WALL);
+    if (r > 0 || (r < 0 && errno == EINTR)) continue;
+    break;  // ECHILD: all gone
+  }
+}
+
+/// Makes the call's tensors read-only (after the call) or writable again (before the next).
+void protect_tensors(std::vector<GuardRange>& guards, bool read_only) {
+  for (GuardRange& g : guards) {
+    const detail::GuardedBuffer& b = g.buffer;
+    if (b.rear > b.body) mprotect(b.body, static_cast<std::size_t>(b.rear - b.body), read_only ? PROT_READ : PROT_READ | PROT_WRITE);
+  }
+}
 
 void serve(const ServeArgs& a) {
   // Own alternate signal stack, so a stack overflow in the kernel still runs on_fault.
@@ -272,6 +352,11 @@ void serve(const ServeArgs& a) {
     const ssize_t n = recv(a.sock, &req, 1, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // the parent closed the socket: done
+    if (g_after_return) {
+      g_after_return = 0;
+      protect_tensors(guards, false);
+    }
+    reap_ended();
     g_block->fault = Fault::kNone;
     g_block->status_code = 0;
     g_block->message[0] = '\0';
@@ -304,6 +389,10 @@ void serve(const ServeArgs& a) {
       _exit(kExitFault);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // What the kernel started ends with its call, before kc reads the results
+    // (a forked copy could otherwise write the shared transfer region later).
+    end_kernel_processes();
+    std::fflush(nullptr);  // what the kernel printed goes to kc's capture now
     if (a.transfer_bytes) mprotect(a.transfer, a.transfer_bytes, PROT_READ | PROT_WRITE);
     for (std::size_t i = 0; i < guards.size(); ++i) {
       if (auto side = detail::damaged_canary(guards[i].buffer)) {
@@ -330,6 +419,12 @@ void serve(const ServeArgs& a) {
     g_block->status_code = static_cast<std::int32_t>(status.code());
     set_message(g_block, status.message());
     g_block->seconds = seconds;
+    // From here to the next call the tensors are read-only: a write by a
+    // thread the kernel left running faults (on_fault: LATE_WRITE). One that
+    // comes within the settle window ends this call; a later one, the next.
+    protect_tensors(guards, true);
+    g_after_return = 1;
+    if (a.settle_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(a.settle_s));
     const char done = 'D';
     if (send(a.sock, &done, 1, MSG_NOSIGNAL) != 1) return;
   }
@@ -339,9 +434,44 @@ void serve(const ServeArgs& a) {
 
 // --- Parent side.
 
+namespace {
+
+/// Ends, where the worker has no PID namespace, every process the kernel left
+/// in the worker's process group (found through /proc), the worker itself
+/// excepted. With a namespace, its PID 1 does this after every call.
+void sweep_process_group(pid_t pgid) {
+  DIR* d = opendir("/proc");
+  if (!d) return;
+  while (const dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == pgid) continue;
+    char path[64], buf[512];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    const char* rp = std::strrchr(buf, ')');
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (rp && std::sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == pgid)
+      kill(static_cast<pid_t>(pid), SIGKILL);
+  }
+  closedir(d);
+}
+
+}  // namespace
+
 struct Worker::Child {
   pid_t pid = -1;
   int sock = -1;
+  int out = -1;               ///< read end of the kernel's stdout/stderr
+  Capture* capture = nullptr;
+  bool sandbox_seen = false;  ///< the worker's sandbox bits were read
   SharedBlock* block = nullptr;
   std::size_t block_bytes = 0;
   std::byte* transfer = nullptr;
@@ -353,6 +483,29 @@ struct Worker::Child {
   bool reaped = false;
   int wait_status = 0;
 
+  /// The process running the kernel (the worker itself until it says otherwise).
+  pid_t kernel_pid() const {
+    const std::int32_t k = block ? __atomic_load_n(&block->kernel_pid, __ATOMIC_ACQUIRE) : 0;
+    return k > 0 ? k : pid;
+  }
+
+  /// Reads what the kernel printed without waiting: the first
+  /// Capture::kCaptureKeep bytes are kept, the rest counted.
+  void drain() {
+    if (out < 0) return;
+    char buf[16384];
+    for (;;) {
+      const ssize_t n = read(out, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      if (capture) {
+        capture->bytes += n;
+        const std::size_t room = Capture::kCaptureKeep - std::min(Capture::kCaptureKeep, capture->head.size());
+        capture->head.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
+      }
+    }
+  }
+
   /// Ends the worker: closes the socket (it exits on EOF), waits up to
   /// grace_s, then kills its process group; unmaps the regions.
   void stop(double grace_s) {
@@ -361,12 +514,14 @@ struct Worker::Child {
     if (pid > 0 && !reaped) {
       const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
       while (!reaped) {
+        drain();  // a kernel blocked on a full pipe would never exit
         const pid_t r = waitpid(pid, &wait_status, WNOHANG);
         if (r == pid || (r < 0 && errno != EINTR)) {
           reaped = true;
           break;
         }
         if (std::chrono::steady_clock::now() >= until) {
+          if (kernel_pid() != pid) kill(kernel_pid(), SIGKILL);
           kill(-pid, SIGKILL);
           kill(pid, SIGKILL);
           while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
@@ -377,6 +532,10 @@ struct Worker::Child {
         usleep(1000);
       }
     }
+    if (pid > 0 && !(block && (block->sandbox_bits & detail::kPidNs))) sweep_process_group(pid);
+    drain();
+    if (out >= 0) close(out);
+    out = -1;
     if (block) munmap(block, block_bytes);
     if (transfer) munmap(transfer, transfer_bytes);
     block = nullptr;
@@ -386,6 +545,7 @@ struct Worker::Child {
   /// Kills the whole process group now and reaps the worker.
   void kill_now() {
     if (pid > 0 && !reaped) {
+      if (kernel_pid() != pid) kill(kernel_pid(), SIGKILL);
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
@@ -397,6 +557,20 @@ struct Worker::Child {
 
 namespace {
 
+/// Signals whose default action ends a process. PID 1 of a namespace ignores
+/// them when sent from inside (abort()'s raise(SIGABRT), RLIMIT_CPU's SIGXCPU),
+/// so there each gets a handler that ends the process the way kc expects.
+constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,   SIGUSR1, SIGUSR2,
+                                  SIGALRM, SIGPIPE, SIGTRAP, SIGFPE,  SIGILL,    SIGSYS,  SIGXCPU,
+                                  SIGXFSZ, SIGVTALRM, SIGPROF, SIGPOLL, SIGPWR, SIGSTKFLT};
+
+[[noreturn]] void kernel_process(const Impl& impl, const Call& tmpl, Worker::Child& c, int sock,
+                                 const Limits& limits, const detail::SandboxProfile& profile,
+                                 std::uint32_t bits, std::string why);
+
+/// The worker's first process, kc's child: it enters the sandbox's namespaces
+/// and forks the kernel process (PID 1 there), then waits for it and ends the
+/// way it ended. Where namespaces are refused it runs the kernel itself.
 [[noreturn]] void child_main(const Impl& impl, const Call& tmpl, Worker::Child& c, int sock,
                              const Limits& limits, pid_t parent) {
   setpgid(0, 0);
@@ -406,6 +580,58 @@ namespace {
   g_block = c.block;
   rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);  // a crashing kernel is data, not a core file
+
+  const detail::SandboxProfile& profile = detail::sandbox_profile(runtime_traits(impl.declaration()).sandbox);
+  std::string why;
+  const std::uint32_t ns = detail::unshare_namespaces(profile, &why);
+  if (!(ns & detail::kPidNs)) {
+    // One process; what the kernel forks stays in its process group (setsid
+    // and setpgid are refused), and orphans come back to it.
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    __atomic_store_n(&c.block->kernel_pid, static_cast<std::int32_t>(getpid()), __ATOMIC_RELEASE);
+    kernel_process(impl, tmpl, c, sock, limits, profile, ns, why);
+  }
+  const pid_t k = fork();
+  if (k < 0) setup_failed(std::string("fork into the worker's PID namespace: ") + std::strerror(errno));
+  if (k == 0) {
+    // PID 1: the namespace, and every process the kernel starts, ends with it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    g_pid1 = true;
+    setsid();  // its own process group and session: kill(0, ...) stays inside
+    kernel_process(impl, tmpl, c, sock, limits, profile, ns, why);
+  }
+  __atomic_store_n(&c.block->kernel_pid, static_cast<std::int32_t>(k), __ATOMIC_RELEASE);
+  // Only the kernel process holds the socket and the output pipe: kc sees
+  // them close when it ends.
+  close(sock);
+  for (int fd = 0; fd <= 2; ++fd) close(fd);
+  int st = 0;
+  while (waitpid(k, &st, __WALL) < 0) {
+    if (errno != EINTR) _exit(kExitFault);
+  }
+  if (WIFSIGNALED(st)) die_by(WTERMSIG(st));
+  const int code = WIFEXITED(st) ? WEXITSTATUS(st) : kExitFault;
+  if (code == kExitSignal && c.block->killed_by > 0) die_by(c.block->killed_by);
+  _exit(code);
+}
+
+[[noreturn]] void kernel_process(const Impl& impl, const Call& tmpl, Worker::Child& c, int sock,
+                                 const Limits& limits, const detail::SandboxProfile& profile,
+                                 std::uint32_t bits, std::string why) {
+  if (g_pid1) {
+    struct sigaction die {};
+    die.sa_handler = on_deadly_signal;
+    sigemptyset(&die.sa_mask);
+    for (int sig : kDeadlySignals) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(sig, &die, nullptr);
+    }
+  }
+  // The kernel's scratch space counts against nothing else: keep it small.
+  const std::int64_t scratch =
+      std::min<std::int64_t>(limits.memory_bytes > 0 ? limits.memory_bytes : std::int64_t{1} << 30, std::int64_t{256} << 20);
+  bits = detail::set_up_mounts(profile, bits, scratch, &why);
+  if (bits & detail::kReadOnlyFs) setenv("TMPDIR", "/tmp", 1);
 
   static std::vector<GuardRange> guards;
   guards.resize(tmpl.tensors.size());
@@ -441,7 +667,7 @@ namespace {
   // memory when it starts, unified addressing); the parent's resident-memory
   // watch still applies to both.
   if (limits.memory_bytes > 0 && runtime_traits(impl.declaration()).runs_on_host) {
-    const std::int64_t vm = statm_bytes(getpid(), 0);
+    const std::int64_t vm = statm_bytes(0, 0);
     const std::int64_t hw = std::max(1u, std::thread::hardware_concurrency());
     if (vm > 0) {
       const std::int64_t cap = vm + limits.memory_bytes + (hw + 1) * (std::int64_t{256} << 20);
@@ -455,8 +681,17 @@ namespace {
   }
 #endif
 
-  ServeArgs args{&impl,         &tmpl, &view, &guards, c.transfer, c.transfer_bytes,
-                 &c.offsets,    sock,  limits.timeout_s};
+  // Last: nothing after this needs a privilege, and the kernel gets none.
+  bits = detail::lock_down(profile, bits, getpid(), &why);
+  c.block->sandbox_bits = bits;
+  {
+    const std::size_t n = std::min(why.size(), sizeof c.block->sandbox_why - 1);
+    std::memcpy(c.block->sandbox_why, why.data(), n);
+    c.block->sandbox_why[n] = '\0';
+  }
+
+  ServeArgs args{&impl,      &tmpl, &view, &guards,          c.transfer,     c.transfer_bytes,
+                 &c.offsets, sock,  limits.timeout_s, limits.settle_s};
   try {
     // Never the main thread: see kc/isolate.h on libgomp and fork().
     std::thread kernel_thread(serve, args);
@@ -466,6 +701,33 @@ namespace {
   }
   std::fflush(nullptr);  // what the kernel printed
   _exit(0);
+}
+
+/// Says a weaker sandbox once per kc process (each distinct shortfall once) on stderr.
+void warn_once(const std::string& note) {
+  static std::mutex mu;
+  static std::set<std::string> said;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (!said.insert(note).second) return;
+  std::fprintf(stderr, "kc: %s; see docs/isolation.md\n", note.c_str());
+}
+
+/// `text` quoted for a note: printable ASCII kept, the rest escaped, cut at `max` characters.
+std::string quote_output(std::string_view text, std::size_t max) {
+  std::string q = "\"";
+  for (const char ch : text.substr(0, max)) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '\n') q += "\\n";
+    else if (ch == '"' || ch == '\\') (q += '\\') += ch;
+    else if (u >= 0x20 && u < 0x7f) q += ch;
+    else {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02x", u);
+      q += esc;
+    }
+  }
+  q += text.size() > max ? "\"..." : "\"";
+  return q;
 }
 
 Outcome failed(StatusCode code, std::string message, Signature failure) {
@@ -545,6 +807,16 @@ Worker::Worker(const Impl& impl, Mode mode, Limits limits) : impl_(impl), limits
     device_runtime_ = device->second;
 }
 
+std::vector<std::string> Worker::evidence_notes() const {
+  std::vector<std::string> notes;
+  if (!sandbox_note_.empty()) notes.push_back(sandbox_note_);
+  if (capture_.bytes > 0)
+    notes.push_back("the kernel wrote " + std::to_string(capture_.bytes) +
+                    " bytes to its stdout/stderr (captured, not passed to kc's): " + quote_output(capture_.head, 200));
+  if (!fp_env_note_.empty()) notes.push_back(fp_env_note_);
+  return notes;
+}
+
 Worker::~Worker() {
   if (child_) child_->stop(1.0);
 }
@@ -585,6 +857,18 @@ Status Worker::prepare(const Call& call) {
     c->stop(0);
     return internal_error(std::string("socketpair: ") + std::strerror(errno));
   }
+  // The kernel's stdout and stderr: a pipe kc drains while a call runs, never kc's own.
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    close(sv[0]);
+    close(sv[1]);
+    c->stop(0);
+    return internal_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  fcntl(out[0], F_SETFL, O_NONBLOCK);
+  fcntl(out[1], F_SETPIPE_SZ, 1 << 20);  // room for a burst while kc is between polls
+  c->out = out[0];
+  c->capture = &capture_;
   // The worker's own copies (guarded buffers, its touch of the transfer region)
   // are kc's doing, not the kernel's: the baseline includes them.
   c->rss_baseline = std::max<std::int64_t>(0, statm_bytes(getpid(), 1)) +
@@ -601,10 +885,18 @@ Status Worker::prepare(const Call& call) {
   if (pid < 0) {
     close(sv[0]);
     close(sv[1]);
+    close(out[1]);
     c->stop(0);
     return internal_error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    // stdin is nothing, stdout and stderr the capture pipe: what the kernel
+    // prints never reaches kc's output (a --format json stream stays valid),
+    // and a process it leaves behind cannot hold kc's stdout open.
+    const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd >= 0) dup2(null_fd, 0);
+    dup2(out[1], 1);
+    dup2(out[1], 2);
     // Only the worker's own socket: with cases on several threads, kc holds
     // other workers' sockets, and a copy kept open here would keep those
     // workers from seeing their socket close.
@@ -613,6 +905,7 @@ Status Worker::prepare(const Call& call) {
     child_main(impl_, call, *c, sv[1], limits_, parent);
   }
   close(sv[1]);
+  close(out[1]);
   setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   c->pid = pid;
   c->sock = sv[0];
@@ -633,9 +926,16 @@ Outcome Worker::run(Call& call) {
 Outcome Worker::run_once(Call& call) {
   if (!isolated_) {
     Outcome o;
+    // The kernel runs on kc's thread. It starts from the default FP
+    // environment (as on a worker's fresh thread), and whatever it leaves (FTZ,
+    // DAZ, a rounding mode) ends with the scope: kc's arithmetic stays kc's.
+    const FpEnvScope fp_env;
     const auto t0 = std::chrono::steady_clock::now();
     o.status = impl_.run(call);
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (std::string left; fp_env_note_.empty() && fp_env_changed(&left))
+      fp_env_note_ = "the kernel left the floating-point environment changed (" + left +
+                     "); kc restored its own after the call";
     return o;
   }
   if (!device_runtime_.empty() && runtime_started(device_runtime_)) {
@@ -651,12 +951,13 @@ Outcome Worker::run_once(Call& call) {
   Child& c = *child_;
   for (std::size_t i = 0; i < call.tensors.size(); ++i)
     if (c.sizes[i]) std::memcpy(c.transfer + c.offsets[i], call.tensors[i].raw(), c.sizes[i]);
-  std::memset(c.block, 0, sizeof(SharedBlock));
-
   enum class End { kDone, kDied, kTimeout, kMemory } end = End::kDied;
+  // A write after the previous call returned ended the worker in between: this call reports it.
+  const bool late_before = c.block->fault == Fault::kLateWrite;
+  if (!late_before) std::memset(c.block, 0, kPerCallBytes);
   std::int64_t rss_seen = 0;
   const char req = 'R';
-  if (send(c.sock, &req, 1, MSG_NOSIGNAL) == 1) {
+  if (!late_before && send(c.sock, &req, 1, MSG_NOSIGNAL) == 1) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits_.timeout_s);
     for (;;) {
       const auto now = std::chrono::steady_clock::now();
@@ -666,10 +967,18 @@ Outcome Worker::run_once(Call& call) {
       }
       // Wake at least every 20 ms to watch the worker's memory.
       const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-      pollfd p{c.sock, POLLIN, 0};
-      const int pr = poll(&p, 1, static_cast<int>(std::min<long long>(left_ms, 20)));
+      pollfd p[2] = {{c.sock, POLLIN, 0}, {c.out, POLLIN, 0}};
+      const int pr = poll(p, c.out >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left_ms, 20)));
       if (pr < 0 && errno != EINTR) break;
-      if (pr > 0) {
+      if (pr > 0 && p[1].revents) {
+        c.drain();
+        // Every writer gone (the worker is ending): stop watching the pipe.
+        if ((p[1].revents & (POLLHUP | POLLERR)) && !(p[1].revents & POLLIN)) {
+          close(c.out);
+          c.out = -1;
+        }
+      }
+      if (pr > 0 && p[0].revents) {
         char reply = 0;
         const ssize_t n = recv(c.sock, &reply, 1, MSG_DONTWAIT);
         if (n == 1) {
@@ -680,7 +989,7 @@ Outcome Worker::run_once(Call& call) {
         continue;
       }
       if (limits_.memory_bytes > 0) {
-        rss_seen = statm_bytes(c.pid, 1);
+        rss_seen = statm_bytes(c.kernel_pid(), 1);
         if (rss_seen > 0 && rss_seen - c.rss_baseline > limits_.memory_bytes) {
           end = End::kMemory;
           break;
@@ -693,7 +1002,23 @@ Outcome Worker::run_once(Call& call) {
     }
   }
 
+  c.drain();
   if (end == End::kDone) {
+    if (!c.sandbox_seen) {
+      c.sandbox_seen = true;
+      const detail::SandboxProfile& profile = detail::sandbox_profile(runtime_traits(impl_.declaration()).sandbox);
+      const std::string missing =
+          detail::describe_missing(detail::wanted_bits(profile), c.block->sandbox_bits);
+      if (!missing.empty()) {
+        c.block->sandbox_why[sizeof c.block->sandbox_why - 1] = '\0';
+        const std::string why = c.block->sandbox_why;
+        sandbox_note_ = "worker sandbox weaker than the '" + std::string(profile.name) + "' profile: " + missing +
+                        (why.empty() ? "" : " (" + why + ")");
+        warn_once(sandbox_note_);
+      }
+    }
+    // Without a PID namespace, what the kernel forked is ended here.
+    if (!(c.block->sandbox_bits & detail::kPidNs)) sweep_process_group(c.pid);
     for (std::size_t i = 0; i < call.tensors.size(); ++i)
       if (c.sizes[i]) std::memcpy(call.tensors[i].raw(), c.transfer + c.offsets[i], c.sizes[i]);
     Outcome o;
@@ -767,6 +1092,14 @@ Outcome Worker::run_once(Call& call) {
     case Fault::kSetup:
       return failed(StatusCode::kInternal, std::string("the worker could not start: ") + blk.message,
                     {"WORKER_FAILED", {}});
+    case Fault::kLateWrite: {
+      const std::string t = tensor_name(blk.fault_tensor);
+      return failed(StatusCode::kCrashed,
+                    "the kernel wrote " + t + " after " + (late_before ? "the previous call" : "the call") +
+                        " returned (a thread or process it left running): the caller would read a result that "
+                        "changes under it",
+                    {"LATE_WRITE", {t}});
+    }
     case Fault::kSignal:
     case Fault::kNone:
       break;

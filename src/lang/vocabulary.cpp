@@ -61,7 +61,7 @@ const std::vector<std::string>& known_signatures() {
       "TYPE_COERCION",       "STALE_OUTPUT",         "LOSS_SCALE",
       "FTZ_OBSERVED",        "IEEE_OBSERVED",        "MISSING_RAISE",
       "UNEXPECTED_RAISE",    "WIRE_PRECISION",       "ACCUMULATOR_PRECISION",
-      "PROPERTY_VIOLATED",   "ZERO_SIGN",
+      "PROPERTY_VIOLATED",   "ZERO_SIGN",           "LATE_WRITE",
       // training ops (engine/classify_train.cpp)
       "GRADIENT_WITHOUT_SOFTMAX", "MISSING_T2_SCALING", "KL_REVERSED", "COUPLED_WEIGHT_DECAY",
       "HYPERPARAMETER_IGNORED", "NO_BIAS_CORRECTION", "ACCUMULATION_NOT_AVERAGED", "LERP_NOT_SLERP",

@@ -1,0 +1,268 @@
+// kc — the worker's sandbox (see isolate/sandbox.h, docs/isolation.md).
+#include "isolate/sandbox.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(KC_HAVE_SECCOMP)
+#include <seccomp.h>
+#endif
+
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
+namespace kc::isolate::detail {
+
+namespace {
+
+// The profiles, one row each; runtime_traits (worker.cpp) names a row per backend.
+//   strict: host compute kernels (BLAS, Eigen, oneDNN, plugins, kc vet).
+//   opencl: PoCL writes its kernel cache under $HOME, so the file system stays writable.
+//   cuda:   the driver opens /dev/nvidia* read-write, keeps a JIT cache under
+//           $HOME and may talk to nvidia-persistenced or MPS over Unix sockets.
+//   mpi:    the ranks talk over sockets (the mpi backend runs outside workers today).
+constexpr SandboxProfile kProfiles[] = {
+    {"strict", true, true, true, false},
+    {"opencl", false, true, true, true},
+    {"cuda", false, true, false, true},
+    {"mpi", false, false, false, true},
+};
+
+void append_why(std::string* why, const std::string& what) {
+  if (!why) return;
+  if (!why->empty()) *why += "; ";
+  *why += what + ": " + std::strerror(errno);
+}
+
+struct BitName {
+  std::uint32_t bit;
+  const char* name;
+};
+constexpr BitName kBitNames[] = {
+    {kPidNs, "no PID namespace (kernel processes are ended through the process group)"},
+    {kMountNs, "no mount namespace"},
+    {kIpcNs, "no IPC namespace"},
+    {kNetNs, "no network namespace"},
+    {kOwnProc, "kc's /proc entries visible"},
+    {kReadOnlyFs, "no read-only file system (write-opens refused by seccomp instead)"},
+    {kUnprivileged, "kernel runs as kc's user"},
+    {kNoNewPrivs, "no no_new_privs"},
+    {kNoCapabilities, "capabilities not dropped"},
+    {kSeccomp, "no seccomp filter"},
+};
+
+#if defined(KC_HAVE_SECCOMP)
+/// The filter: everything a compute kernel needs is allowed (the default), and
+/// what reaches outside the worker gets EPERM, never a kill, so a kernel that
+/// tries is observed failing rather than crashed.
+bool install_seccomp(const SandboxProfile& p, std::uint32_t bits, pid_t self, std::string* why) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) {
+    errno = ENOMEM;
+    append_why(why, "seccomp_init");
+    return false;
+  }
+  const std::uint32_t deny = SCMP_ACT_ERRNO(EPERM);
+  // A syscall of another ABI (int 0x80, x32) is refused as well.
+  seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, deny);
+  int rc = 0;
+  auto refuse = [&](int nr) {
+    if (nr < 0) return;  // not on this architecture
+    if (int r = seccomp_rule_add(ctx, deny, nr, 0); r != 0 && rc == 0) rc = r;
+  };
+  auto refuse_if = [&](int nr, scmp_arg_cmp cmp) {
+    if (nr < 0) return;
+    if (int r = seccomp_rule_add(ctx, deny, nr, 1, cmp); r != 0 && rc == 0) rc = r;
+  };
+  // Reading or writing another process, stealing its descriptors, or
+  // changing what the kernel is allowed.
+  for (int nr : {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(kcmp),
+                 SCMP_SYS(pidfd_getfd), SCMP_SYS(pidfd_send_signal), SCMP_SYS(tkill)})
+    refuse(nr);
+  // io_uring performs opens and connects the filter never sees; bpf, perf and
+  // userfaultfd are kernel attack surface no compute kernel needs.
+  for (int nr : {SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register), SCMP_SYS(bpf),
+                 SCMP_SYS(perf_event_open), SCMP_SYS(userfaultfd), SCMP_SYS(keyctl), SCMP_SYS(add_key),
+                 SCMP_SYS(request_key)})
+    refuse(nr);
+  // The sandbox itself: no leaving the namespaces or the process group, no mounts.
+  for (int nr : {SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root),
+                 SCMP_SYS(chroot), SCMP_SYS(mount_setattr), SCMP_SYS(move_mount), SCMP_SYS(open_tree),
+                 SCMP_SYS(fsopen), SCMP_SYS(fsmount), SCMP_SYS(fsconfig), SCMP_SYS(fspick), SCMP_SYS(setsid),
+                 SCMP_SYS(setpgid), SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at),
+                 SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(kexec_load),
+                 SCMP_SYS(kexec_file_load), SCMP_SYS(reboot), SCMP_SYS(swapon), SCMP_SYS(swapoff),
+                 SCMP_SYS(acct)})
+    refuse(nr);
+  if (!(bits & kPidNs)) {
+    // Without a PID namespace kc is visible: signals go to the worker itself and nowhere else.
+    const auto me = static_cast<scmp_datum_t>(self);
+    refuse_if(SCMP_SYS(kill), SCMP_A0_32(SCMP_CMP_NE, me));
+    for (int nr : {SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)})
+      refuse_if(nr, SCMP_A0_32(SCMP_CMP_NE, me));
+  }
+  if (p.refuse_sockets) {
+    refuse(SCMP_SYS(socket));
+    refuse(SCMP_SYS(connect));
+  }
+  if (!p.allow_writes && !(bits & kReadOnlyFs)) {
+    // No read-only file system stands in: refuse opening for writing, and
+    // every call that changes the file system by name.
+    for (unsigned flag : {unsigned{O_WRONLY}, unsigned{O_RDWR}, unsigned{O_CREAT}, unsigned{O_TRUNC}}) {
+      refuse_if(SCMP_SYS(open), SCMP_A1_32(SCMP_CMP_MASKED_EQ, flag, flag));
+      refuse_if(SCMP_SYS(openat), SCMP_A2_32(SCMP_CMP_MASKED_EQ, flag, flag));
+    }
+    for (int nr : {SCMP_SYS(creat), SCMP_SYS(openat2), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename),
+                   SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir),
+                   SCMP_SYS(truncate), SCMP_SYS(chmod), SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(lchown),
+                   SCMP_SYS(fchownat), SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat),
+                   SCMP_SYS(mknod), SCMP_SYS(mknodat), SCMP_SYS(utimes), SCMP_SYS(utimensat)})
+      refuse(nr);
+  }
+  if (rc == 0) rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc != 0) {
+    errno = -rc;
+    append_why(why, "seccomp filter");
+    return false;
+  }
+  return true;
+}
+#endif
+
+}  // namespace
+
+const SandboxProfile& sandbox_profile(std::string_view name) {
+  for (const auto& p : kProfiles)
+    if (p.name == name) return p;
+  return kProfiles[0];
+}
+
+bool seccomp_built() {
+#if defined(KC_HAVE_SECCOMP)
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::uint32_t wanted_bits(const SandboxProfile& p) {
+  std::uint32_t b = kPidNs | kMountNs | kIpcNs | kOwnProc | kNoNewPrivs | kNoCapabilities | kSeccomp;
+  if (p.private_network) b |= kNetNs;
+  if (p.read_only_fs) b |= kReadOnlyFs | kUnprivileged;
+  return b;
+}
+
+std::string describe_missing(std::uint32_t wanted, std::uint32_t got) {
+  std::string s;
+  for (const auto& n : kBitNames) {
+    if (!(wanted & n.bit) || (got & n.bit)) continue;
+    if (!s.empty()) s += ", ";
+    s += n.name;
+  }
+  return s;
+}
+
+std::uint32_t unshare_namespaces(const SandboxProfile& p, std::string* why) {
+  // For tests and for hosts where namespaces misbehave: the fallback on demand.
+  if (const char* off = std::getenv("KC_ISOLATE_NO_NAMESPACES"); off && *off && std::strcmp(off, "0") != 0) {
+    if (why) *why = "namespaces: turned off by KC_ISOLATE_NO_NAMESPACES";
+    return 0;
+  }
+  int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC;
+  std::uint32_t bits = kPidNs | kMountNs | kIpcNs;
+  if (p.private_network) {
+    flags |= CLONE_NEWNET;
+    bits |= kNetNs;
+  }
+  if (unshare(flags) == 0) return bits;
+  append_why(why, "unshare(CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWNET)");
+  return 0;
+}
+
+std::uint32_t set_up_mounts(const SandboxProfile& p, std::uint32_t bits, std::int64_t scratch_bytes,
+                            std::string* why) {
+  if (!(bits & kMountNs)) return bits;
+  // Nothing mounted here propagates back to kc's namespace.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    append_why(why, "mount --make-rprivate /");
+    return bits;
+  }
+  if (p.read_only_fs) {
+    struct {
+      std::uint64_t attr_set, attr_clr, propagation, userns_fd;
+    } attr{MOUNT_ATTR_RDONLY, 0, 0, 0};
+    if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof attr) != 0) {
+      append_why(why, "mount_setattr(/, AT_RECURSIVE, MOUNT_ATTR_RDONLY)");
+    } else {
+      // The kernel's scratch directory: a private, size-limited /tmp.
+      const std::string opts = "size=" + std::to_string(std::max<std::int64_t>(scratch_bytes, 1 << 20)) +
+                               ",mode=1777";
+      if (mount("kc-scratch", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
+        append_why(why, "mount tmpfs /tmp");
+      bits |= kReadOnlyFs;
+    }
+  }
+  const unsigned long proc_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | (p.read_only_fs ? MS_RDONLY : 0);
+  if (mount("proc", "/proc", "proc", proc_flags, nullptr) == 0) bits |= kOwnProc;
+  else append_why(why, "mount proc /proc");
+  return bits;
+}
+
+std::uint32_t lock_down(const SandboxProfile& p, std::uint32_t bits, pid_t self, std::string* why) {
+  // The bounding set first: dropping it needs CAP_SETPCAP, gone after setuid.
+  for (int cap = 0; cap <= 63; ++cap)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL) break;
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  if (p.read_only_fs && geteuid() == 0) {
+    // nobody: kc's files, kc's /proc entries and root-owned devices are
+    // out of reach by plain permissions too.
+    constexpr uid_t kNobody = 65534;
+    if (setgroups(0, nullptr) == 0 && setresgid(kNobody, kNobody, kNobody) == 0 &&
+        setresuid(kNobody, kNobody, kNobody) == 0)
+      bits |= kUnprivileged;
+    else
+      append_why(why, "setresuid(nobody)");
+  }
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (syscall(SYS_capset, &hdr, data) == 0) {
+    bits |= kNoCapabilities;
+  } else {
+    // A capset that fails (an old kernel) still leaves an unprivileged user without capabilities.
+    append_why(why, "capset(empty)");
+    if (syscall(SYS_capget, &hdr, data) == 0 && data[0].effective == 0 && data[0].permitted == 0 &&
+        data[1].effective == 0 && data[1].permitted == 0)
+      bits |= kNoCapabilities;
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) bits |= kNoNewPrivs;
+  else append_why(why, "prctl(PR_SET_NO_NEW_PRIVS)");
+#if defined(KC_HAVE_SECCOMP)
+  if (install_seccomp(p, bits, self, why)) bits |= kSeccomp;
+#else
+  (void)self;
+  if (why) {
+    if (!why->empty()) *why += "; ";
+    *why += "seccomp: kc was built without libseccomp";
+  }
+#endif
+  return bits;
+}
+
+}  // namespace kc::isolate::detail

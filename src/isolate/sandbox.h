@@ -1,0 +1,66 @@
+// kc — the worker's sandbox (docs/isolation.md): namespaces, a read-only file
+// system with a private scratch /tmp, no privileges, and a seccomp filter.
+//
+// The worker is two processes. The first (kc's child) unshares PID, mount, IPC
+// and network namespaces and forks the second, which is PID 1 of the new PID
+// namespace and runs the kernel; the first only waits for it and ends the way
+// it ended (so kc decodes one wait status, as before). kc cannot be seen from
+// inside (getppid() is 0, /proc is the namespace's own), and every process the
+// kernel starts ends when PID 1 does. Where namespaces are refused, the worker
+// is one process in its own process group, and the seccomp filter also
+// refuses signals to other processes and writes to the file system.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kc::isolate::detail {
+
+/// What a backend's runtime may do in a worker: one row per named profile.
+struct SandboxProfile {
+  std::string_view name;
+  bool read_only_fs;     ///< every mount read-only, a private tmpfs on /tmp, uid/gid nobody
+  bool private_network;  ///< a network namespace of its own (only a down loopback device)
+  bool refuse_sockets;   ///< socket() and connect() get EPERM
+  bool allow_writes;     ///< write-opens allowed even where no read-only file system stands in
+};
+/// The row named `name` ("strict", "opencl", "cuda", "mpi"); unknown names get "strict".
+const SandboxProfile& sandbox_profile(std::string_view name);
+
+/// What one worker got, as bits (the parent compares them with the profile's).
+enum SandboxBit : std::uint32_t {
+  kPidNs = 1u << 0,
+  kMountNs = 1u << 1,
+  kIpcNs = 1u << 2,
+  kNetNs = 1u << 3,
+  kOwnProc = 1u << 4,     ///< /proc shows the namespace's processes only
+  kReadOnlyFs = 1u << 5,  ///< read-only mounts with a private tmpfs /tmp
+  kUnprivileged = 1u << 6,  ///< uid/gid nobody, no supplementary groups
+  kNoNewPrivs = 1u << 7,
+  kNoCapabilities = 1u << 8,
+  kSeccomp = 1u << 9,
+};
+/// The bits a profile asks for on a host that grants everything.
+std::uint32_t wanted_bits(const SandboxProfile& p);
+/// "no PID namespace, no seccomp filter" for the bits wanted but missing.
+std::string describe_missing(std::uint32_t wanted, std::uint32_t got);
+/// Whether this build has a seccomp filter (libseccomp found at configure time).
+bool seccomp_built();
+
+/// In the worker's first process: unshares the namespaces the profile asks for
+/// (all or, failing that, none); returns the bits obtained, and why not in *why.
+std::uint32_t unshare_namespaces(const SandboxProfile& p, std::string* why);
+/// In PID 1 of the new namespaces: private propagation, its own /proc and,
+/// when the profile asks, read-only mounts with a tmpfs on /tmp.
+std::uint32_t set_up_mounts(const SandboxProfile& p, std::uint32_t bits, std::int64_t scratch_bytes,
+                            std::string* why);
+/// Last step before the kernel thread starts: uid/gid nobody (read-only
+/// profiles), an empty capability bounding set and capability sets,
+/// no_new_privs, and the seccomp filter. `self` is the pid the filter allows
+/// signals to where there is no PID namespace.
+std::uint32_t lock_down(const SandboxProfile& p, std::uint32_t bits, pid_t self, std::string* why);
+
+}  // namespace kc::isolate::detail
