@@ -217,16 +217,16 @@ TEST(Isolate, AMemoryBlowUpIsAResourceLimit) {
 }
 
 TEST(Isolate, AfterAFailureTheNextCallGetsAFreshWorker) {
-  // Each worker is a fresh fork of this process, so "first call" is marked
-  // in a file: the first worker dies, the second finds the mark and computes.
-  const std::string mark = ::testing::TempDir() + "kc_isolate_first_call";
-  std::remove(mark.c_str());
-  const FnImpl impl([mark](Call& c) {
-    if (std::FILE* f = std::fopen(mark.c_str(), "r")) {
-      std::fclose(f);
-      return doubler(c);
-    }
-    if (std::FILE* f = std::fopen(mark.c_str(), "w")) std::fclose(f);
+  // Each worker is a fresh fork of this process, so "first call" is counted in
+  // a shared mapping every fork inherits (a file would not do: the kernel
+  // cannot write outside its private scratch /tmp): the first worker dies,
+  // the second finds the count and computes.
+  void* shared = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto* calls = static_cast<std::atomic<int>*>(shared);
+  calls->store(0);
+  const FnImpl impl([calls](Call& c) {
+    if (calls->fetch_add(1) > 0) return doubler(c);
     std::abort();
   });
   Call call = scal_call(8);
@@ -237,7 +237,7 @@ TEST(Isolate, AfterAFailureTheNextCallGetsAFreshWorker) {
   EXPECT_FALSE(second.failure) << second.status.message();
   EXPECT_EQ(call.t("x").at(3), 6.0);
   EXPECT_EQ(w.spawned(), 2);
-  std::remove(mark.c_str());
+  munmap(shared, 4096);
 }
 
 TEST(Isolate, TheKernelsOwnErrorsPassThrough) {
