@@ -56,6 +56,7 @@ VisibleTest run_visible_test(const Impl& impl, std::uint64_t seed) {
     op->fill(call, FillSpec{FillSpec::Kind::kNormal, 0, 1}, rng);
     // The answer stays out of workers other threads fork meanwhile (kc/isolate.h).
     const isolate::OracleScope oracle_scope;
+    const isolate::FpEnvScope fp_env;  // the visible test's impl runs in kc's process
     auto oracle = op->oracle(call, options);
     if (!oracle.ok()) {
       vt.detail = "oracle failed: " + oracle.status().message();

@@ -233,6 +233,9 @@ Result<std::vector<double>> allowed_errors(const Tolerance& tol, const Op& op, c
 Result<std::vector<double>> output_ratios(const Tolerance& tol, const Op& op, const Call& call,
                                           const std::string& output, const std::vector<double>& got,
                                           const std::vector<double>& ref, std::vector<double>* allowed);
+/// The tolerance that applies at a precision: the tolerance itself, or its
+/// per_precision entry for `dtype` (kNotFound when it has none).
+Result<const Tolerance*> tolerance_at(const Tolerance& tol, DType dtype);
 /// The `bound` tolerance that applies to a precision, if the tolerance is one.
 const Tolerance* bound_tolerance(const Tolerance& tol, DType dtype);
 

@@ -290,6 +290,8 @@ Step run_config(CaseRun& c, const Judge& judge, const Config& config, ConfigRun&
     // From here to the end of the sample the oracle's answer is in memory: no
     // other case's worker is forked meanwhile (kc/isolate.h, OracleScope).
     const isolate::OracleScope oracle_scope;
+    // kc's arithmetic is its own: whatever FP environment an in-process kernel left.
+    const isolate::FpEnvScope fp_env;
     if (Step o = compute_oracle(c, s); o.kind == Step::Kind::kEndCase) return o;
     if (Step r = run_sample(c, judge, cr, s); r.kind == Step::Kind::kEndCase) return r;
     if (!cr.ce.note.empty()) break;
@@ -336,6 +338,11 @@ void close_evidence(CaseRun& c) {
   if (!ev.first_property_failure.empty()) ev.note(ev.first_property_failure);
   else if (!ev.property_evidence.empty()) ev.note(ev.property_evidence);
   name_failures(c);
+  // What the workers observed about themselves: a weaker sandbox than the
+  // strict profile, the kernel's captured stdout/stderr, FP state it left.
+  for (const auto& n : c.worker.evidence_notes()) ev.note(n);
+  for (const auto& w : c.sweep_workers)
+    for (const auto& n : w->evidence_notes()) ev.note(n);
   if (ev.fast_decided > 0 || ev.full_decided > 0) {
     e.method = ev.fast_flagged > 0 ? "full_oracle after fast flag" : ev.fast_decided == 0 ? "full_oracle" : ev.fast_method;
     if (!ev.fast_flag_note.empty()) ev.note(ev.fast_flag_note);

@@ -49,9 +49,8 @@ Result<std::vector<double>> allowed_errors(const Tolerance& tol, const Op& op, c
       return mag;
     }
     case Tolerance::Kind::kPerPrecision: {
-      for (const auto& [dt, sub] : tol.per_precision)
-        if (dt == call.config.dtype) return allowed_errors(sub, op, call, output, ref);
-      return not_found("per_precision has no entry for " + std::string(dtype_name(call.config.dtype)));
+      KC_ASSIGN_OR_RETURN(const Tolerance* sub, tolerance_at(tol, call.config.dtype));
+      return allowed_errors(*sub, op, call, output, ref);
     }
     case Tolerance::Kind::kNone:
       return std::vector<double>(n, 0.0);
@@ -66,13 +65,7 @@ Result<std::vector<double>> allowed_errors(const Tolerance& tol, const Op& op, c
 Result<std::vector<double>> output_ratios(const Tolerance& tol, const Op& op, const Call& call,
                                           const std::string& output, const std::vector<double>& got,
                                           const std::vector<double>& ref, std::vector<double>* allowed) {
-  const Tolerance* t = &tol;
-  if (tol.kind == Tolerance::Kind::kPerPrecision) {
-    t = nullptr;
-    for (const auto& [dt, sub] : tol.per_precision)
-      if (dt == call.config.dtype) t = &sub;
-    if (!t) return not_found("per_precision has no entry for " + std::string(dtype_name(call.config.dtype)));
-  }
+  KC_ASSIGN_OR_RETURN(const Tolerance* t, tolerance_at(tol, call.config.dtype));
   std::vector<double> r(got.size());
   if (t->kind == Tolerance::Kind::kUlp) {
     ExprEnv env;
@@ -98,13 +91,16 @@ Result<std::vector<double>> output_ratios(const Tolerance& tol, const Op& op, co
   return r;
 }
 
-/// The `bound` tolerance that applies to a precision, if the tolerance is one.
+Result<const Tolerance*> tolerance_at(const Tolerance& tol, DType dtype) {
+  if (tol.kind != Tolerance::Kind::kPerPrecision) return &tol;
+  for (const auto& [dt, sub] : tol.per_precision)
+    if (dt == dtype) return &sub;
+  return not_found("per_precision has no entry for " + std::string(dtype_name(dtype)));
+}
+
 const Tolerance* bound_tolerance(const Tolerance& tol, DType dtype) {
-  if (tol.kind == Tolerance::Kind::kBound) return &tol;
-  if (tol.kind == Tolerance::Kind::kPerPrecision)
-    for (const auto& [dt, sub] : tol.per_precision)
-      if (dt == dtype && sub.kind == Tolerance::Kind::kBound) return &sub;
-  return nullptr;
+  auto t = tolerance_at(tol, dtype);
+  return t.ok() && (*t)->kind == Tolerance::Kind::kBound ? *t : nullptr;
 }
 
 }  // namespace kc::engine
