@@ -1,5 +1,9 @@
 #include "device_buffer.h"
 
+#include <vector>
+
+#include "kc/poison.h"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -108,19 +112,15 @@ Result<DeviceTensor> to_device(const std::string& name, Tensor& host, bool poiso
   dt.host = &host;
   dt.copy_back = copy_back;
   KC_ASSIGN_OR_RETURN(dt.buffer, GuardedBuffer::allocate(host.nbytes(), name));
-  KC_RETURN_IF_ERROR(dt.buffer.upload(host.raw(), host.nbytes()));
-  if (!poison_output || host.numel() == 0) return dt;
-  const std::size_t esize = static_cast<std::size_t>(dtype_info(host.dtype()).storage_bytes);
-  if (host.storage_elems() == host.numel()) {
-    KC_RETURN_IF_ERROR(dt.buffer.fill(0xFF));
-  } else if (host.rank() == 2 && host.strides()[1] == 1 && host.strides()[0] >= host.dim(1)) {
-    KC_RETURN_IF_ERROR(dt.buffer.fill_2d(0xFF, static_cast<std::size_t>(host.strides()[0]) * esize,
-                                         static_cast<std::size_t>(host.dim(1)) * esize,
-                                         static_cast<std::size_t>(host.dim(0))));
-  } else {
-    return unimplemented("output '" + name + "' has layout " + host.shape_string() +
-                         " with strides the cuda backend cannot pre-fill");
+  if (!poison_output || host.numel() == 0) {
+    KC_RETURN_IF_ERROR(dt.buffer.upload(host.raw(), host.nbytes()));
+    return dt;
   }
+  // The logical elements as kc's output poison, or the fill the host copy
+  // carries (kc/poison.h), padding as the host has it.
+  std::vector<std::byte> staged(host.raw(), host.raw() + host.nbytes());
+  fill_logical(staged.data(), host, logical_fill(host).value_or(Fill::kPoison));
+  KC_RETURN_IF_ERROR(dt.buffer.upload(staged.data(), staged.size()));
   return dt;
 }
 

@@ -65,9 +65,9 @@ class GuardedBuffer {
 };
 
 /// A host tensor's device copy: storage bytes uploaded (inputs and in/outs) or
-/// its logical elements pre-filled with NaN bytes (0xFF: a quiet NaN in FP32
-/// and FP64, -1 in the integer formats) while any padding keeps the host's
-/// values, so the padding of an output can be checked for stray writes.
+/// its logical elements pre-filled with kc's output poison (kc/poison.h) while
+/// any padding keeps the host's values, so the padding of an output can be
+/// checked for stray writes and an unwritten element comes back as the poison.
 struct DeviceTensor {
   std::string name;
   Tensor* host = nullptr;
@@ -75,9 +75,8 @@ struct DeviceTensor {
   GuardedBuffer buffer;
 };
 
-/// Uploads `host` (all storage bytes) and, when poison_output is set, fills
-/// its logical elements with 0xFF bytes. Rank <= 2 with unit inner stride, or
-/// contiguous of any rank; other layouts are kUnimplemented.
+/// Uploads `host` (all storage bytes), with its logical elements as kc's
+/// output poison when poison_output is set.
 Result<DeviceTensor> to_device(const std::string& name, Tensor& host, bool poison_output,
                                bool copy_back);
 

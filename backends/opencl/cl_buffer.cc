@@ -1,5 +1,7 @@
 #include "cl_buffer.h"
 
+#include "kc/poison.h"
+
 #include <utility>
 
 #include "cl_runtime.h"
@@ -101,11 +103,7 @@ Result<DeviceTensor> to_device(const std::string& name, Tensor& host, bool poiso
     return dt;
   }
   std::vector<std::byte> staged(host.raw(), host.raw() + host.nbytes());
-  const auto esize = static_cast<std::size_t>(dtype_info(host.dtype()).storage_bytes);
-  for (std::int64_t i = 0; i < host.numel(); ++i) {
-    const auto off = static_cast<std::size_t>(host.offset_of_flat(i)) * esize;
-    for (std::size_t b = 0; b < esize; ++b) staged[off + b] = std::byte{0xFF};
-  }
+  fill_logical(staged.data(), host, logical_fill(host).value_or(Fill::kPoison));
   KC_RETURN_IF_ERROR(dt.buffer.write(staged.data(), staged.size()));
   return dt;
 }

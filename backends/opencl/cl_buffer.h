@@ -60,9 +60,9 @@ struct DeviceTensor {
 };
 
 /// Uploads every storage byte of `host`; with poison_output, its logical
-/// elements are uploaded as 0xFF bytes instead (a quiet NaN in FP32/FP64, -1
-/// in the integer formats) while any padding keeps the host's bytes, so an
-/// element the kernel never writes is seen as such.
+/// elements are uploaded as kc's output poison instead (kc/poison.h: a NaN
+/// with a payload no computed NaN has) while any padding keeps the host's
+/// bytes, so an element the kernel never writes comes back bit for bit as the poison.
 Result<DeviceTensor> to_device(const std::string& name, Tensor& host, bool poison_output, bool copy_back);
 
 /// Pushes the device copy of call tensor `name` onto `dev`.

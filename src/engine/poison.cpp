@@ -4,37 +4,6 @@
 
 namespace kc::engine {
 
-std::uint64_t poison_bits(DType t) {
-  switch (t) {
-    case DType::kF64: return 0x7FF8000000004B43ull;
-    case DType::kF32:
-    case DType::kTF32: return 0x7FC04B43u;
-    case DType::kF16: return 0x7E00u | (0x4B43u & 0x1FFu);  // 9 payload bits below the quiet bit
-    case DType::kBF16: return 0x7FC0u | (0x4B43u & 0x3Fu);  // 6 payload bits below the quiet bit
-    case DType::kFP8E5M2: return 0x7Du;
-    case DType::kFP8E4M3: return 0xFFu;
-    case DType::kI32: return 0xA5A5A5A5u;
-    case DType::kI64: return 0xA5A5A5A5A5A5A5A5ull;
-  }
-  return 0;
-}
-
-std::uint64_t fill_bits(DType t, Fill fill) {
-  if (fill == Fill::kPoison) return poison_bits(t);
-  switch (t) {  // -0.3125 = -1.25 * 2^-2
-    case DType::kF64: return 0xBFD4000000000000ull;
-    case DType::kF32:
-    case DType::kTF32: return 0xBEA00000u;
-    case DType::kF16: return 0xB500u;
-    case DType::kBF16: return 0xBEA0u;
-    case DType::kFP8E5M2: return 0xB5u;
-    case DType::kFP8E4M3: return 0xAAu;
-    case DType::kI32: return 0x5A5A5A5Au;
-    case DType::kI64: return 0x5A5A5A5A5A5A5A5Aull;
-  }
-  return 0;
-}
-
 bool poisoned(const Op& op, const Call& call, std::size_t k) {
   return call.roles[k] == Role::kOut || (call.roles[k] == Role::kInOut && op.overwrites(call, call.names[k]));
 }

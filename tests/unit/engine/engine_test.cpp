@@ -88,6 +88,14 @@ contract KC-GEMM-T {
 
 BackendInfo info() { return {"test", true, "1", "", ""}; }
 
+/// The per-config failure counts add up to the case's total, and a violation has failures.
+void expect_counts_agree(const CaseResult& r) {
+  std::int64_t sum = 0;
+  for (const auto& ce : r.evidence.per_config) sum += ce.failures;
+  EXPECT_EQ(sum, r.evidence.failures) << r.reason;
+  EXPECT_GT(r.evidence.failures, 0) << r.reason;
+}
+
 TEST(Engine, HonestFp32GemmConformsToBoundAndSaturationContracts) {
   FakeImpl good("t.good", "matmul", [](Call& c) { return gemm(c, add_fp32); });
   CheckRequest req;
@@ -551,6 +559,16 @@ TEST(Engine, KernelThatRaisesUnexpectedlyIsAViolationAndUnavailableBackendSkips)
   CaseResult r = run_case(parse_one(kBound), "t.kc", raiser, info(), req);
   EXPECT_EQ(r.verdict, Verdict::kViolation);
   EXPECT_EQ(r.signatures.at(0).name, "UNEXPECTED_RAISE");
+  expect_counts_agree(r);
+  // The reverse: a contract that expects a raise, and a kernel that returns normally.
+  std::string must_raise = kBound;
+  must_raise.replace(must_raise.find("post "), must_raise.find('\n', must_raise.find("post ")) - must_raise.find("post "),
+                     "post       raise ValueError");
+  FakeImpl quiet("t.quiet", "matmul", [](Call& c) { return gemm(c, add_fp32); });
+  const CaseResult m = run_case(parse_one(must_raise), "t.kc", quiet, info(), req);
+  ASSERT_EQ(m.verdict, Verdict::kViolation) << m.reason;
+  EXPECT_EQ(m.signatures.at(0).name, "MISSING_RAISE");
+  expect_counts_agree(m);
   BackendInfo down{"test", false, "", "library missing", ""};
   EXPECT_EQ(run_case(parse_one(kBound), "t.kc", raiser, down, req).verdict, Verdict::kSkipped);
 }

@@ -1,6 +1,7 @@
 // The evidence's counters agree with themselves: for every failure kind the
 // engine can record, the per-config failure counts add up to the case's
-// total, and a violation always has failures to show.
+// total, and a violation always has failures to show. (The raise kinds are
+// checked the same way in engine_test.cpp, on kernels that raise on purpose.)
 #include <gtest/gtest.h>
 
 #include <string>
@@ -49,7 +50,10 @@ INSTANTIATE_TEST_SUITE_P(
         Kind{"timing", "incidents/INC-REWARD-HACK.kc", "INC-REWARD-02", "incident.matmul_memo",
              "TIMING_IMPLAUSIBLE"},
         Kind{"policy", "classes/C-EXC-01.kc", "C-EXC-01", "calib.relu_fmaxf", "NAN_SWALLOWED"},
-        Kind{"oob_policy", "classes/C-EXC-02.kc", "C-EXC-02", "calib.gather_unchecked", "OOB_UNDECLARED"}),
+        Kind{"oob_policy", "classes/C-EXC-02.kc", "C-EXC-02", "calib.gather_unchecked", "OOB_UNDECLARED"},
+        Kind{"nondeterministic", "classes/C-ORD-02.kc", "C-ORD-02", "calib.sum_atomic", "NONDETERMINISTIC"},
+        Kind{"property", "transformer/KC-SOFTMAX-PROPS.kc", "KC-SOFTMAX-SUM", "calib.softmax_tile7",
+             "PROPERTY_VIOLATED"}),
     [](const ::testing::TestParamInfo<Kind>& info) { return std::string(info.param.name); });
 
 }  // namespace
