@@ -71,6 +71,7 @@ PolicyOutcome judge_nan(const PolicyInputs& in) {
   const OracleResult* ref_or = inf_policy == ops::kInfPolicyFormula ? formula : limit;
 
   std::int64_t swallowed = 0, introduced = 0, inf_sign = 0, nan_out = 0;
+  std::int64_t nan_to_inf = 0;  // of the swallowed: +-Inf where the reference is NaN (exp(NaN) = +Inf)
   std::int64_t policy_points = 0, unjudged = 0, unjudged_nan = 0;
   const auto got = outputs_of(in);
   for (std::size_t k = 0; k < got.size(); ++k) {
@@ -88,6 +89,7 @@ PolicyOutcome judge_nan(const PolicyInputs& in) {
       nan_out += std::isnan(g);
       if (std::isnan(r)) {
         swallowed += !std::isnan(g);
+        nan_to_inf += std::isinf(g);
       } else if (std::isinf(r)) {
         if (std::isnan(g)) ++introduced;
         else if (std::isinf(g) && g != r) ++inf_sign;
@@ -128,8 +130,12 @@ PolicyOutcome judge_nan(const PolicyInputs& in) {
       std::vector<std::string> found;
       if (swallowed) {
         o.signatures.push_back({"NAN_SWALLOWED", {std::to_string(swallowed)}});
-        found.push_back(std::to_string(swallowed) + " outputs are finite where " + reference +
-                        " is NaN or Inf (declared nan = IEEE_PROPAGATE)");
+        // Say what the values are: exp(NaN) = +Inf is not a finite output.
+        const std::int64_t finite = swallowed - nan_to_inf;
+        std::string what = finite > 0 ? std::to_string(finite) + " outputs are finite" : std::string();
+        if (nan_to_inf > 0)
+          what += (what.empty() ? "" : " and ") + std::to_string(nan_to_inf) + " are +-Inf";
+        found.push_back(what + " where " + reference + " is NaN or Inf (declared nan = IEEE_PROPAGATE)");
       }
       if (introduced) {
         o.signatures.push_back({"NAN_INTRODUCED", {std::to_string(introduced)}});

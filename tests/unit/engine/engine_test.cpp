@@ -487,6 +487,39 @@ contract KC-EXPX {
   EXPECT_EQ(nan.signatures.at(0).name, "NAN_INTRODUCED") << nan.reason;
 }
 
+// Evidence states only facts: exp(NaN) = +Inf is a swallowed NaN, and the note
+// says the outputs are infinite, not "finite".
+TEST(Engine, ANanTurnedIntoInfinityIsNotCalledFinite) {
+  const char* text = R"(
+contract T-EXC {
+  scope      exp
+  pre        precision(x, y) in {FP32} and value_range(x) normal(0, 1)
+  post       declared_policy nan in {IEEE_PROPAGATE, MASK, RAISE}
+  tolerance  none
+  reference  spec IEEE754-2019
+  measure    inject nonfinite at density 0.02; observe propagation
+  violation  signature NAN_SWALLOWED
+})";
+  FakeImpl nan_to_inf("t.exp_nan_inf", "exp", [](Call& c) {
+    Tensor& y = c.t("y");
+    for (std::int64_t i = 0; i < y.numel(); ++i) {
+      const double x = c.t("x").at(i);
+      y.set(i, std::isnan(x) ? INFINITY : std::exp(x));
+    }
+    return ok_status();
+  });
+  CheckRequest req;
+  const CaseResult r = run_case(parse_one(text), "t.kc", nan_to_inf, info(), req);
+  ASSERT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  EXPECT_EQ(r.signatures.at(0).name, "NAN_SWALLOWED") << r.reason;
+  bool said_inf = false;
+  for (const auto& n : r.evidence.notes) {
+    EXPECT_EQ(n.find("outputs are finite"), std::string::npos) << n;
+    said_inf = said_inf || n.find("are +-Inf") != std::string::npos;
+  }
+  EXPECT_TRUE(said_inf) << r.reason;
+}
+
 TEST(Declaration, RunToRunAgreementIsRelative1e7) {
   EXPECT_TRUE(runs_agree(1.0, 1.0 + 0.9e-7, DType::kF64, Determinism::kRunToRun));
   EXPECT_FALSE(runs_agree(1.0, 1.0 + 1.1e-7, DType::kF64, Determinism::kRunToRun));
