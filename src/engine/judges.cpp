@@ -1,7 +1,9 @@
 // kc — the judges: one per kind of postcondition (engine/case_run.h). Each
 // turns one invocation of the kernel into evidence; none decides the verdict.
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <limits>
 #include <thread>
 
@@ -197,13 +199,27 @@ class PropertyJudge final : public Judge {
 };
 
 /// A call with storage of its own (a worker's call holds views of guarded
-/// buffers, and copies of a view alias them).
-Call deep_copy(const Call& call) {
-  Call copy = call;
-  for (Tensor& t : copy.tensors) {
-    Tensor owned(t.dtype(), t.shape(), t.strides());
-    if (owned.nbytes() == t.nbytes() && t.nbytes() > 0) std::memcpy(owned.raw(), t.raw(), t.nbytes());
-    t = std::move(owned);
+/// buffers, and copies of a view alias them). Each tensor's copy sits at the
+/// same offset within a 4 KiB page as the original: a kernel whose summation
+/// order follows its data's alignment (Eigen's vectorized redux peels to an
+/// aligned address) then sums in the same order, so what the sweep sees is
+/// concurrency, not a different address.
+struct PrivateCall {
+  std::vector<std::unique_ptr<std::byte[]>> storage;
+  Call call;
+};
+PrivateCall private_copy(const Call& call) {
+  constexpr std::uintptr_t kPage = 4096;
+  PrivateCall copy;
+  copy.call = call;
+  for (Tensor& t : copy.call.tensors) {
+    const std::size_t n = t.nbytes();
+    auto buffer = std::make_unique<std::byte[]>(n + 2 * kPage);
+    const auto base = reinterpret_cast<std::uintptr_t>(buffer.get());
+    std::byte* at = buffer.get() + (kPage - base % kPage) + reinterpret_cast<std::uintptr_t>(t.raw()) % kPage;
+    if (n > 0) std::memcpy(at, t.raw(), n);
+    t = Tensor::view(t, at);
+    copy.storage.push_back(std::move(buffer));
   }
   return copy;
 }
@@ -231,21 +247,22 @@ class ConcurrentImpl final : public Impl {
   const Declaration& declaration() const override { return impl_.declaration(); }
   Status can_implement(const Call& call) const override { return impl_.can_implement(call); }
   Status run(Call& call) const override {
-    std::vector<Call> copies;
-    for (int i = 1; i < copies_; ++i) copies.push_back(deep_copy(call));
+    std::vector<PrivateCall> copies;
+    for (int i = 1; i < copies_; ++i) copies.push_back(private_copy(call));
     std::vector<Status> status(copies.size());
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < copies.size(); ++i)
-      threads.emplace_back([&, i] { status[i] = impl_.run(copies[i]); });
+      threads.emplace_back([&, i] { status[i] = impl_.run(copies[i].call); });
     const Status own = impl_.run(call);
     for (auto& t : threads) t.join();
     if (!own.ok()) return own;
     for (std::size_t i = 0; i < copies.size(); ++i) {
       if (!status[i].ok()) return status[i];
-      if (outputs_agree(call, copies[i], agreement_)) continue;
+      const Call& other = copies[i].call;
+      if (outputs_agree(call, other, agreement_)) continue;
       for (std::size_t k = 0; k < call.tensors.size(); ++k)
-        if (call.roles[k] != Role::kIn && call.tensors[k].nbytes() == copies[i].tensors[k].nbytes())
-          std::memcpy(call.tensors[k].raw(), copies[i].tensors[k].raw(), call.tensors[k].nbytes());
+        if (call.roles[k] != Role::kIn && call.tensors[k].nbytes() == other.tensors[k].nbytes())
+          std::memcpy(call.tensors[k].raw(), other.tensors[k].raw(), call.tensors[k].nbytes());
       break;
     }
     return ok_status();
