@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "kc/dtype.h"
 #include "kc/tensor.h"
@@ -38,6 +39,10 @@ std::uint64_t fill_bits(DType t, Fill fill = Fill::kPoison);
 /// Writes the fill into every logical element of `storage`, laid out as
 /// `like` (same dtype, shape, strides); padding keeps its bytes.
 void fill_logical(std::byte* storage, const Tensor& like, Fill fill = Fill::kPoison);
+
+/// Per logical element (row-major) of `t`: 1 where its storage holds the fill,
+/// bit for bit (for an output: the element was left as kc pre-filled it).
+std::vector<std::uint8_t> fill_mask(const Tensor& t, Fill fill = Fill::kPoison);
 
 /// The fill a tensor's logical elements all hold, if they hold one of kc's:
 /// a device backend pre-fills its device copy of an output with the fill the

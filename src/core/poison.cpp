@@ -1,5 +1,6 @@
 #include "kc/poison.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kc {
@@ -42,17 +43,23 @@ void fill_logical(std::byte* storage, const Tensor& like, Fill fill) {
     std::memcpy(storage + static_cast<std::size_t>(like.offset_of_flat(i)) * size, &bits, size);
 }
 
-std::optional<Fill> logical_fill(const Tensor& t) {
+std::vector<std::uint8_t> fill_mask(const Tensor& t, Fill fill) {
   const auto size = static_cast<std::size_t>(dtype_info(t.dtype()).storage_bytes);
+  const std::uint64_t bits = fill_bits(t.dtype(), fill);
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(t.numel()));
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, t.raw() + static_cast<std::size_t>(t.offset_of_flat(i)) * size, size);
+    mask[static_cast<std::size_t>(i)] = v == bits;
+  }
+  return mask;
+}
+
+std::optional<Fill> logical_fill(const Tensor& t) {
+  if (t.numel() == 0) return std::nullopt;
   for (Fill fill : {Fill::kPoison, Fill::kSentinel}) {
-    const std::uint64_t bits = fill_bits(t.dtype(), fill);
-    bool all = t.numel() > 0;
-    for (std::int64_t i = 0; i < t.numel() && all; ++i) {
-      std::uint64_t v = 0;
-      std::memcpy(&v, t.raw() + static_cast<std::size_t>(t.offset_of_flat(i)) * size, size);
-      all = v == bits;
-    }
-    if (all) return fill;
+    const std::vector<std::uint8_t> mask = fill_mask(t, fill);
+    if (std::find(mask.begin(), mask.end(), 0) == mask.end()) return fill;
   }
   return std::nullopt;
 }

@@ -86,8 +86,7 @@ VisibleTest run_visible_test(const Impl& impl, std::uint64_t seed) {
 }
 
 int CalibrationResult::exit_code() const {
-  for (const auto& d : diagnostics)
-    if (d.severity == lang::Diagnostic::Severity::kError) return exit_value(ExitCode::kUsage);
+  if (any_error(diagnostics)) return exit_value(ExitCode::kUsage);
   // A contract without a trio is unproven: it fails calibration like a wrong state.
   if (!missing.empty()) return exit_value(ExitCode::kViolation);
   for (const auto& r : rows)
@@ -108,8 +107,7 @@ CalibrationResult run_calibration(const CheckRequest& given, BackendRegistry& re
   CheckRequest selection = request;
   selection.impls.clear();
   for (auto& d : check_selection(selection, loaded, registry.impls(), infos)) result.diagnostics.push_back(std::move(d));
-  for (const auto& d : result.diagnostics)
-    if (d.severity == lang::Diagnostic::Severity::kError) return result;
+  if (any_error(result.diagnostics)) return result;
   auto backend_of = [&](const std::string& name) {
     for (const auto& b : infos)
       if (b.name == name) return b;

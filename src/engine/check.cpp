@@ -22,8 +22,7 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   auto impls = registry.impls();
   // A selection that matches nothing, or contracts with errors: nothing runs.
   for (auto& d : check_selection(request, loaded, impls, result.backends)) result.diagnostics.push_back(std::move(d));
-  for (const auto& d : result.diagnostics)
-    if (d.severity == lang::Diagnostic::Severity::kError) return result;
+  if (any_error(result.diagnostics)) return result;
 
   std::optional<report::TraceWriter> trace;
   if (!request.trace_path.empty()) {

@@ -38,7 +38,7 @@ Step confirm_unwritten(CaseRun& c, ConfigRun& cr, Sample& s) {
   const isolate::Outcome o = c.worker.run(again);
   if (o.failure) return Step::worker_failed(c, o, cr.ce.config, s.index, s.in_hash);
   if (!o.status.ok()) return Step::next();
-  const std::vector<std::uint8_t> still = unwritten_mask(again.t(c.ev.first_failure->output), Fill::kSentinel);
+  const std::vector<std::uint8_t> still = fill_mask(again.t(c.ev.first_failure->output), Fill::kSentinel);
   std::size_t propagated = 0;
   for (std::size_t i = 0; i < unwritten.size() && i < still.size(); ++i) {
     propagated += unwritten[i] && !still[i];

@@ -469,7 +469,7 @@ class NumericJudge final : public Judge {
     // whatever the reference is (a NaN reference included).
     std::vector<std::uint8_t> unwritten;
     for (std::size_t k = 0; k < s.call.names.size(); ++k)
-      if (s.call.names[k] == name && poisoned(c.op, s.call, k)) unwritten = unwritten_mask(out);
+      if (s.call.names[k] == name && poisoned(c.op, s.call, k)) unwritten = fill_mask(out);
     for (std::size_t i = 0; i < unwritten.size(); ++i)
       if (unwritten[i]) ratios[ratios.size() == unwritten.size() ? i : 0] = std::numeric_limits<double>::infinity();
     c.ev.count(cr.ce, static_cast<std::int64_t>(ratios.size()));

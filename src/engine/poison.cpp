@@ -19,17 +19,4 @@ void poison_outputs(const Op& op, Call& call, Fill fill) {
   }
 }
 
-std::vector<std::uint8_t> unwritten_mask(const Tensor& t, Fill fill) {
-  const auto size = static_cast<std::size_t>(dtype_info(t.dtype()).storage_bytes);
-  const std::uint64_t bits = fill_bits(t.dtype(), fill);
-  const std::byte* p = t.raw();
-  std::vector<std::uint8_t> mask(static_cast<std::size_t>(t.numel()));
-  for (std::int64_t i = 0; i < t.numel(); ++i) {
-    std::uint64_t v = 0;
-    std::memcpy(&v, p + static_cast<std::size_t>(t.offset_of_flat(i)) * size, size);
-    mask[static_cast<std::size_t>(i)] = v == bits;
-  }
-  return mask;
-}
-
 }  // namespace kc::engine

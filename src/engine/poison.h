@@ -1,6 +1,6 @@
 // kc — output poison in the engine: which tensors of a call arrive poisoned,
-// filling them (kc/poison.h gives the bit patterns), and reading back which
-// elements the kernel left as they were.
+// and filling them (kc/poison.h gives the bit patterns and fill_mask, which
+// reads back the elements the kernel left as they were).
 #pragma once
 
 #include <cstddef>
@@ -20,7 +20,5 @@ bool poisoned(const Op& op, const Call& call, std::size_t k);
 /// Fills every storage element (padding included) of every poisoned tensor with the poison (or sentinel).
 void poison_outputs(const Op& op, Call& call, Fill fill = Fill::kPoison);
 
-/// Per logical element (row-major) of `t`: 1 where its storage still holds the poison (or sentinel).
-std::vector<std::uint8_t> unwritten_mask(const Tensor& t, Fill fill = Fill::kPoison);
 
 }  // namespace kc::engine

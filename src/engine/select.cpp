@@ -53,6 +53,12 @@ void check_impl_filters(const CheckRequest& request, const std::vector<std::shar
 
 }  // namespace
 
+bool any_error(const std::vector<lang::Diagnostic>& diagnostics) {
+  for (const auto& d : diagnostics)
+    if (d.severity == lang::Diagnostic::Severity::kError) return true;
+  return false;
+}
+
 bool selected(const std::vector<std::string>& filters, const std::string& name) {
   if (filters.empty()) return true;
   for (const auto& f : filters)

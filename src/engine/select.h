@@ -12,6 +12,9 @@
 
 namespace kc::engine {
 
+/// Whether any diagnostic is an error (a run with one judges nothing).
+bool any_error(const std::vector<lang::Diagnostic>& diagnostics);
+
 /// Whether `name` passes a list of glob filters (an empty list passes everything).
 bool selected(const std::vector<std::string>& filters, const std::string& name);
 

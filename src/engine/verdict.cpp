@@ -1,6 +1,7 @@
 #include <array>
 #include <map>
 
+#include "engine/select.h"
 #include "kc/engine.h"
 #include "kc/exit_code.h"
 
@@ -40,8 +41,7 @@ std::string CheckResult::nothing_judged() const {
 }
 
 int CheckResult::exit_code() const {
-  for (const auto& d : diagnostics)
-    if (d.severity == lang::Diagnostic::Severity::kError) return exit_value(ExitCode::kUsage);
+  if (any_error(diagnostics)) return exit_value(ExitCode::kUsage);
   for (const auto& c : cases)
     if (c.verdict == Verdict::kViolation || c.verdict == Verdict::kError) return exit_value(ExitCode::kViolation);
   if (!allow_empty && judged() == 0) return exit_value(ExitCode::kNothingJudged);
