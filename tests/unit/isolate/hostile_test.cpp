@@ -302,7 +302,8 @@ TEST_P(Hostile, FloodingStdoutNeverReachesKcNorBlocksTheKernel) {
 }
 
 TEST_P(Hostile, WritingOutsideScratchIsRefused) {
-  const std::string outside = std::string(KC_BINARY_DIR) + "/kc_hostile_written";
+  // Outside the scratch /tmp whatever the checkout's path (a clone may live under /tmp).
+  const std::string outside = "/var/tmp/kc_hostile_written_" + std::to_string(getpid());
   std::remove(outside.c_str());
   std::remove("/tmp/kc_hostile_scratch");
   const HostileImpl impl([outside](Call& c) {
