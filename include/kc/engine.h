@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kc/backend.h"
@@ -90,6 +91,13 @@ struct CaseResult {
 
 class SampleCache;  // src/engine/sample_cache.h
 
+/// An impl a `reference alternate_stack S` clause may name as the oracle, with
+/// its backend's probe result (docs/judge.md, "Cross-stack arbitration").
+struct ReferenceImpl {
+  std::shared_ptr<const Impl> impl;
+  BackendInfo backend;
+};
+
 /// What sharing inputs and oracle answers across impls saved in one run.
 struct SampleCacheStats {
   std::int64_t inputs_generated = 0, inputs_reused = 0;
@@ -134,6 +142,11 @@ struct CheckRequest {
   /// --allow-empty: a run that judged no case exits 0 instead of
   /// ExitCode::kNothingJudged (kc/exit_code.h).
   bool allow_empty = false;
+  /// The impls `reference alternate_stack S` chooses among: every impl of an
+  /// available backend. run_check fills it from its registry when empty; a
+  /// call of run_case alone that leaves it empty finds no alternate stack (the
+  /// case is then not_applicable, never judged against the FP64 oracle).
+  std::shared_ptr<const std::vector<ReferenceImpl>> reference_impls;
 };
 
 struct CheckResult {
@@ -167,6 +180,43 @@ LoadedContracts load_contracts(const std::vector<std::string>& paths);
 CheckResult run_check(const CheckRequest& request, BackendRegistry& registry);
 /// Same, with the built-in backends (and request.plugin_paths).
 CheckResult run_check(const CheckRequest& request);
+
+/// Every impl of the registry's available backends, with its backend's info
+/// (what CheckRequest::reference_impls holds).
+std::shared_ptr<const std::vector<ReferenceImpl>> available_impls(BackendRegistry& registry);
+
+/// Whether the contract's `stack = X`, `version CMP v` and `flag(F) = v`
+/// preconditions hold for an impl, judged against what it records: its
+/// declaration and its backend's probe (docs/judge.md, "Applicability").
+/// Empty when they hold; else why not (the case is then not_applicable). An
+/// error for a precondition that cannot be evaluated as written (a version
+/// that is not dotted numeric).
+Result<std::string> unmet_precondition(const Contract& contract, const Declaration& decl, const BackendInfo& backend);
+
+/// The library version an impl records, as a dotted number ("0.3.21"): its
+/// declaration's `version`, else the number its backend's version line gives
+/// (in the part naming its compiler or library, or `stack_hint`, when the line
+/// names several). nullopt, with *why_not set, when it records none.
+std::optional<std::string> recorded_version(const Declaration& decl, const BackendInfo& backend,
+                                            const std::string& stack_hint, std::string* why_not);
+
+/// Compares dotted numeric versions component by component ("0.3.21" <
+/// "0.3.100", "1.2" == "1.2.0"): <0, 0 or >0; nullopt when either is not one.
+std::optional<int> compare_versions(std::string_view a, std::string_view b);
+
+/// The names a `stack = X` (or `alternate_stack X`) may match for an impl:
+/// its backend, its declared compiler, variant, vendor, device and library,
+/// and the words of its backend's version line (library, vendor and device names).
+std::vector<std::string> recorded_stack_names(const Declaration& decl, const BackendInfo& backend);
+
+/// The impls `reference alternate_stack S` names for `under_test`, in the
+/// order they are tried: impls of the same op other than under_test itself,
+/// whose name S matches (as a glob, or as a dotted prefix: `compilers.gcc_O2`),
+/// or whose stack names (recorded_stack_names) S matches; an exact name
+/// first, then by name. Calibration and broken-on-purpose impls only when S
+/// names them. Empty, with *why_none set, when none is available.
+std::vector<ReferenceImpl> alternate_stack_impls(const std::string& stack, const Declaration& under_test,
+                                                 const std::vector<ReferenceImpl>& available, std::string* why_none);
 
 /// Runs one contract against one impl (the unit the engine schedules).
 CaseResult run_case(const Contract& contract, const std::string& contract_file, const Impl& impl,

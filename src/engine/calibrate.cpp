@@ -99,6 +99,7 @@ CalibrationResult run_calibration(const CheckRequest& given, BackendRegistry& re
   // The trio of a contract shares its inputs and oracle answers (sample_cache.h).
   CheckRequest request = given;
   if (!request.sample_cache) request.sample_cache = std::make_shared<SampleCache>();
+  if (!request.reference_impls) request.reference_impls = available_impls(registry);
   CalibrationResult result;
   LoadedContracts loaded = load_contracts(request.paths);
   result.diagnostics = loaded.diagnostics;

@@ -104,6 +104,14 @@ struct FastCheck;
 const FastCheck* fast_check_for(std::string_view op);
 std::string fast_check_what(const FastCheck& check, const CheckRequest& request);
 
+/// `reference alternate_stack S`: one impl S names, run in a worker of its
+/// own on each sample's inputs; its outputs are the oracle's answer.
+struct AlternateRef {
+  ReferenceImpl ref;
+  std::unique_ptr<isolate::Worker> worker;
+  std::int64_t answers = 0;  ///< samples it answered
+};
+
 /// What every stage of one case shares.
 struct CaseRun {
   CaseRun(const Contract& c, const std::string& file, const Impl& i, const CheckRequest& r, const Plan& p,
@@ -128,6 +136,9 @@ struct CaseRun {
   /// (k = 2, 4), each level in a worker of its own.
   std::vector<std::unique_ptr<Impl>> sweep_impls;
   std::vector<std::unique_ptr<isolate::Worker>> sweep_workers;
+  /// Under `reference alternate_stack S`, the impls S names, tried in order
+  /// for each config (the first that can run it answers); empty otherwise.
+  std::vector<AlternateRef> alternates;
 };
 
 /// One config's running state.

@@ -14,6 +14,7 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   // Every case of the run shares one cache of inputs and oracle answers.
   CheckRequest request = given;
   if (!request.sample_cache) request.sample_cache = std::make_shared<SampleCache>();
+  if (!request.reference_impls) request.reference_impls = available_impls(registry);
   CheckResult result;
   result.allow_empty = request.allow_empty;
   LoadedContracts loaded = load_contracts(request.paths);

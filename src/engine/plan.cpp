@@ -128,17 +128,12 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
         if (!ok) {
           *not_applicable = "contract applies to impls declaring " + p.key + " " +
                             (p.cmp.empty() ? "=" : p.cmp) + " " + join(p.values, "|") + "; " +
-                            decl.name + " declares " + (have.empty() ? "nothing" : have);
+                            (have.empty() ? "impl does not record its " + p.key + ": " + decl.name + " declares none"
+                                          : decl.name + " declares " + have);
           return plan;
         }
         break;
       }
-      case Predicate::Kind::kStack:
-        if (!p.values.empty() && !iequals(p.values.front(), decl.backend)) {
-          *not_applicable = "contract is for stack " + p.values.front();
-          return plan;
-        }
-        break;
       case Predicate::Kind::kParamIn:
         if (!is_known_param(op, p.key)) {
           // In a scope of several ops, a clause on a parameter of some of them
@@ -162,9 +157,13 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
         }
         break;
       case Predicate::Kind::kShape:
+        break;  // checked per call (check_shape_predicates)
+      case Predicate::Kind::kStack:
       case Predicate::Kind::kFlag:
       case Predicate::Kind::kVersion:
-        break;  // shapes are checked per call; flags/versions are recorded, not enforced
+        // Checked against what the impl and its backend record, which the
+        // declaration alone does not hold (unmet_precondition, select.cpp).
+        break;
       case Predicate::Kind::kProse:
         return invalid_argument("pre: prose conjunct is not executable: " + p.text);
     }

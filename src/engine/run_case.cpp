@@ -150,6 +150,98 @@ std::vector<std::string> coverage(const Contract& contract, const Plan& plan) {
 }
 
 
+/// The impl of the alternate stack that answers for this call: the first, in
+/// order, that supports the config's precision and can run the call; null
+/// (with *why set) when none can.
+AlternateRef* alternate_for(CaseRun& c, const Call& call, std::string* why) {
+  for (AlternateRef& a : c.alternates) {
+    const Declaration& d = a.ref.impl->declaration();
+    const bool dtype_ok = std::find(d.dtypes.begin(), d.dtypes.end(), call.config.dtype) != d.dtypes.end();
+    const Status ci = dtype_ok ? a.ref.impl->can_implement(call)
+                               : unimplemented("supports no " + std::string(dtype_name(call.config.dtype)));
+    if (ci.ok()) return &a;
+    *why += (why->empty() ? "" : "; ") + d.name + ": " + ci.message();
+  }
+  *why = "no impl of alternate stack " + c.contract.reference.name + " can run this config (" + *why + ")";
+  return nullptr;
+}
+
+/// The oracle's answer under `reference alternate_stack S`: the reference
+/// impl run in its own worker on a copy of the inputs, its outputs poisoned
+/// first. It is untrusted like the impl under test: a crash, a raise or an
+/// output it leaves unwritten is no answer, and the case ends as an error.
+Result<OracleResult> alternate_answer(const Op& op, AlternateRef& a, const Call& inputs) {
+  const std::string& name = a.ref.impl->declaration().name;
+  Call call = inputs;
+  poison_outputs(op, call);
+  const isolate::Outcome o = a.worker->run(call);
+  if (o.failure)
+    return internal_error("the alternate stack's impl " + name + " failed: " + o.failure->to_string() +
+                          (o.status.ok() ? std::string() : " (" + o.status.message() + ")"));
+  if (!o.status.ok()) return internal_error("the alternate stack's impl " + name + " did not answer: " + o.status.to_string());
+  OracleResult answer;
+  for (std::size_t k = 0; k < call.tensors.size(); ++k) {
+    if (call.roles[k] == Role::kIn) continue;
+    if (poisoned(op, call, k)) {
+      const std::vector<std::uint8_t> mask = fill_mask(call.tensors[k]);
+      const auto unwritten = std::count(mask.begin(), mask.end(), std::uint8_t{1});
+      if (unwritten > 0)
+        return internal_error("the alternate stack's impl " + name + " left " + std::to_string(unwritten) + " of " +
+                              std::to_string(mask.size()) + " elements of " + call.names[k] +
+                              " unwritten: it cannot arbitrate");
+    }
+    answer.outputs.push_back(call.tensors[k].to_doubles());
+    answer.output_names.push_back(call.names[k]);
+  }
+  ++a.answers;
+  return answer;
+}
+
+/// `reference alternate_stack S`: the impls S names become the case's oracle.
+/// Not applicable when S names no available impl (never a silent fallback to
+/// the FP64 oracle); under-specified for a postcondition that compares no outputs.
+Step setup_alternate_stack(CaseRun& c) {
+  const std::string& stack = c.contract.reference.name;
+  const Postcondition::Kind post = c.contract.post.kind;
+  if ((post != Postcondition::Kind::kElementwiseClose && post != Postcondition::Kind::kClose) || c.plan.policy_judge ||
+      c.plan.property || c.plan.invocations != 1)
+    return Step::end_case(Verdict::kUnderSpecified,
+                          "reference alternate_stack " + stack +
+                              " judges outputs against another stack's: the post clause must be "
+                              "'output O satisfies elementwise_close(O, ref(O))' or 'close(O, ref(O))'");
+  std::string why;
+  const std::vector<ReferenceImpl> none;
+  const std::vector<ReferenceImpl>& available = c.request.reference_impls ? *c.request.reference_impls : none;
+  std::vector<ReferenceImpl> found = alternate_stack_impls(stack, c.decl, available, &why);
+  if (found.empty())
+    return Step::end_case(Verdict::kNotApplicable,
+                          why + (c.request.reference_impls ? "" : " (no impls were given to choose among)"));
+  for (ReferenceImpl& r : found) {
+    auto worker = std::make_unique<isolate::Worker>(*r.impl, c.request.isolation, c.request.limits);
+    c.alternates.push_back({std::move(r), std::move(worker), 0});
+  }
+  if (found.size() > 1) {
+    std::string names;
+    for (const auto& a : c.alternates) names += (names.empty() ? "" : ", ") + a.ref.impl->declaration().name;
+    c.ev.note("alternate stack " + stack + " names " + std::to_string(found.size()) + " impls (" + names +
+              "); each config is answered by the first of them, in this order, that can run it");
+  }
+  return Step::next();
+}
+
+/// Every alternate-stack impl that answered: "compilers.gcc_O2.sum", or with
+/// its backend "compilers.gcc_O2.sum (compilers: clang++ 14.0.6 ; g++ 12.2.0)".
+std::string alternates_used(const CaseRun& c, bool with_backend) {
+  std::string out;
+  for (const AlternateRef& a : c.alternates) {
+    if (a.answers == 0) continue;
+    out += (out.empty() ? "" : ", ") + a.ref.impl->declaration().name;
+    if (with_backend)
+      out += " (" + a.ref.backend.name + (a.ref.backend.version.empty() ? "" : ": " + a.ref.backend.version) + ")";
+  }
+  return out;
+}
+
 /// The sample's inputs (generated, or shared with the run's other impls),
 /// after the contract's shape predicates and the impl's can_implement; the
 /// worker is started before any oracle answer exists. kEndSample with the
@@ -176,6 +268,15 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
     if (ci.code() == StatusCode::kUnavailable) return Step::end_case(Verdict::kSkipped, "impl unavailable: " + ci.message());
     cr.ce.note = "impl cannot run this config: " + ci.message();
     return Step::end_sample();
+  }
+  AlternateRef* alternate = nullptr;
+  if (!c.alternates.empty()) {
+    std::string why;
+    alternate = alternate_for(c, s->call, &why);
+    if (!alternate) {
+      cr.ce.note = why;
+      return Step::end_sample();
+    }
   }
   // Inputs depend on the contract, config, sample and seed only: the first
   // impl generates them, the others of this run reuse them (sample_cache.h).
@@ -210,9 +311,14 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
     if (computed.ok()) cache->put_oracle(oracle_key, *computed);
     return computed;
   };
+  if (alternate)
+    s->reference = [&op, alternate](const Call& call) { return alternate_answer(op, *alternate, call); };
   // The worker starts before the oracle runs: its memory is a copy of kc's.
   if (Status ws = c.worker.prepare(s->call); !ws.ok())
     return Step::end_case(Verdict::kError, "cannot start a worker process: " + ws.message());
+  if (alternate)
+    if (Status ws = alternate->worker->prepare(s->call); !ws.ok())
+      return Step::end_case(Verdict::kError, "cannot start the alternate stack's worker process: " + ws.message());
   if (Status ws = judge.prepare(c, s->call); !ws.ok())
     return Step::end_case(Verdict::kError, "cannot start a worker process: " + ws.message());
   s->in_hash = inputs_hash(s->call);
@@ -343,6 +449,8 @@ void close_evidence(CaseRun& c) {
   for (const auto& n : c.worker.evidence_notes()) ev.note(n);
   for (const auto& w : c.sweep_workers)
     for (const auto& n : w->evidence_notes()) ev.note(n);
+  for (const AlternateRef& a : c.alternates)
+    for (const auto& n : a.worker->evidence_notes()) ev.note(a.ref.impl->declaration().name + " (alternate stack): " + n);
   if (ev.fast_decided > 0 || ev.full_decided > 0) {
     e.method = ev.fast_flagged > 0 ? "full_oracle after fast flag" : ev.fast_decided == 0 ? "full_oracle" : ev.fast_method;
     if (!ev.fast_flag_note.empty()) ev.note(ev.fast_flag_note);
@@ -350,6 +458,12 @@ void close_evidence(CaseRun& c) {
       ev.note(std::to_string(ev.fast_decided) + " of " + std::to_string(ev.fast_decided + ev.full_decided) +
               " samples passed by the fast verifier (" + fast_check_what(*c.fast_check, c.request) +
               "; docs/verify.md)");
+  }
+  if (const std::string used = alternates_used(c, true); !used.empty()) {
+    e.method = "alternate_stack";
+    ev.note("oracle: alternate stack " + c.contract.reference.name + " = " + used +
+            ", run in a worker of its own on the same inputs; " + c.decl.name + " compared with it under `" +
+            c.contract.tolerance_info.text + "`");
   }
 }
 
@@ -440,6 +554,10 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   if (!backend.available) return finish(res, Verdict::kSkipped, "backend unavailable: " + backend.reason);
   if (!contract.executable())
     return finish(res, Verdict::kUnderSpecified, "contract is descriptive; `kc lint` lists its gaps");
+  // stack, version and flag preconditions, against what the impl records.
+  auto unmet = unmet_precondition(contract, decl, backend);
+  if (!unmet.ok()) return finish(res, Verdict::kUnderSpecified, unmet.status().message());
+  if (!unmet->empty()) return finish(res, Verdict::kNotApplicable, *unmet);
   std::string why_not;
   auto plan_or = make_plan(contract, decl, request, &why_not);
   if (!plan_or.ok()) return finish(res, Verdict::kUnderSpecified, plan_or.status().message());
@@ -466,6 +584,8 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   // The timing floor is a host peak: it says nothing about a device.
   c.time_checked = isolate::runtime_traits(decl).runs_on_host;
   const std::unique_ptr<Judge> judge = make_judge(plan);
+  if (contract.reference.kind == Reference::Kind::kAlternateStack)
+    if (Step st = setup_alternate_stack(c); st.kind == Step::Kind::kEndCase) return finish(res, st.verdict, st.reason);
 
   std::int64_t skipped_configs = 0;
   for (const Config& config : plan.configs) {
@@ -488,6 +608,8 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   close_evidence(c);
   judge->end_case(c);
   auto [verdict, reason] = decide(c, skipped_configs);
+  if (const std::string used = alternates_used(c, false); !used.empty() && verdict != Verdict::kNotApplicable)
+    reason += " [oracle: alternate stack " + used + "]";
   return finish(res, verdict, std::move(reason));
 }
 
