@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #if defined(KC_HAVE_SECCOMP)
 #include <seccomp.h>
@@ -37,11 +38,13 @@ namespace {
 //   cuda:   the driver opens /dev/nvidia* read-write, keeps a JIT cache under
 //           $HOME and may talk to nvidia-persistenced or MPS over Unix sockets.
 //   mpi:    the ranks talk over sockets (the mpi backend runs outside workers today).
+// Only strict has a seccomp allow-list: the device runtimes' calls (ioctls on
+// /dev/nvidia*, PoCL's compiler) were not measured, so they keep the list of refusals.
 constexpr SandboxProfile kProfiles[] = {
-    {"strict", true, true, true, false},
-    {"opencl", false, true, true, true},
-    {"cuda", false, true, false, true},
-    {"mpi", false, false, false, true},
+    {"strict", true, true, true, false, true},
+    {"opencl", false, true, true, true, false},
+    {"cuda", false, true, false, true, false},
+    {"mpi", false, false, false, true, false},
 };
 
 void append_why(std::string* why, const std::string& what) {
@@ -65,31 +68,135 @@ constexpr BitName kBitNames[] = {
     {kNoNewPrivs, "no no_new_privs"},
     {kNoCapabilities, "capabilities not dropped"},
     {kSeccomp, "no seccomp filter"},
+    {kAllowList, "seccomp filter refuses only a list of calls (no allow-list enforced)"},
 };
 
 #if defined(KC_HAVE_SECCOMP)
-/// The filter: everything a compute kernel needs is allowed (the default), and
-/// what reaches outside the worker gets EPERM, never a kill, so a kernel that
+/// The strict profile's allow-list: what compute kernels and their runtimes
+/// (glibc, libstdc++, libgomp, OpenBLAS, BLIS, oneDNN, Eigen, libtorch) call
+/// at start and during calls, found by running the strict-profile tests and a
+/// grade of those backends with KC_SECCOMP_LOG=1 (docs/isolation.md). Calls
+/// with conditions (clone, signals, open) are added by install_seccomp.
+std::vector<int> allowed_calls() {
+  return {
+      // memory
+      SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(madvise), SCMP_SYS(brk), SCMP_SYS(mremap),
+      SCMP_SYS(msync), SCMP_SYS(mincore), SCMP_SYS(membarrier), SCMP_SYS(get_mempolicy), SCMP_SYS(set_mempolicy),
+      SCMP_SYS(mbind),
+      // threads and scheduling
+      SCMP_SYS(futex), SCMP_SYS(futex_waitv), SCMP_SYS(set_robust_list), SCMP_SYS(get_robust_list),
+      SCMP_SYS(rseq), SCMP_SYS(set_tid_address), SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity),
+      SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_getparam), SCMP_SYS(sched_getscheduler),
+      SCMP_SYS(sched_get_priority_max), SCMP_SYS(sched_get_priority_min), SCMP_SYS(sched_getattr),
+      SCMP_SYS(getpriority), SCMP_SYS(arch_prctl), SCMP_SYS(prctl), SCMP_SYS(getcpu),
+      // identity
+      SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(getppid), SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid),
+      SCMP_SYS(getegid), SCMP_SYS(getresuid), SCMP_SYS(getresgid), SCMP_SYS(getgroups), SCMP_SYS(getpgrp),
+      SCMP_SYS(getpgid), SCMP_SYS(getsid), SCMP_SYS(capget),
+      // clocks and timers
+      SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep),
+      SCMP_SYS(gettimeofday), SCMP_SYS(time), SCMP_SYS(times), SCMP_SYS(getitimer), SCMP_SYS(setitimer),
+      SCMP_SYS(alarm), SCMP_SYS(timer_create), SCMP_SYS(timer_settime), SCMP_SYS(timer_gettime),
+      SCMP_SYS(timer_getoverrun), SCMP_SYS(timer_delete),
+      // descriptors the worker holds: reading, writing, waiting
+      SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(readv), SCMP_SYS(preadv), SCMP_SYS(preadv2), SCMP_SYS(write),
+      SCMP_SYS(pwrite64), SCMP_SYS(writev), SCMP_SYS(pwritev), SCMP_SYS(pwritev2), SCMP_SYS(lseek),
+      SCMP_SYS(close), SCMP_SYS(close_range), SCMP_SYS(dup), SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(fcntl),
+      SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(fadvise64),
+      SCMP_SYS(pipe), SCMP_SYS(pipe2), SCMP_SYS(eventfd2), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(select),
+      SCMP_SYS(pselect6), SCMP_SYS(epoll_create1), SCMP_SYS(epoll_ctl), SCMP_SYS(epoll_wait),
+      SCMP_SYS(epoll_pwait), SCMP_SYS(recvfrom), SCMP_SYS(sendto), SCMP_SYS(shutdown), SCMP_SYS(getsockopt),
+      // the file system, by name, for reading
+      SCMP_SYS(fstat), SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(statfs),
+      SCMP_SYS(fstatfs), SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(readlink),
+      SCMP_SYS(readlinkat), SCMP_SYS(getdents64), SCMP_SYS(getcwd), SCMP_SYS(chdir), SCMP_SYS(fchdir),
+      SCMP_SYS(umask),
+      // signals (kill and friends: install_seccomp)
+      SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),
+      SCMP_SYS(rt_sigpending), SCMP_SYS(rt_sigsuspend), SCMP_SYS(rt_sigtimedwait), SCMP_SYS(pause),
+      // the process: ending, reaping (PID 1 reaps what the kernel started), limits, facts
+      SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(getrusage),
+      SCMP_SYS(getrlimit), SCMP_SYS(setrlimit), SCMP_SYS(prlimit64), SCMP_SYS(getrandom), SCMP_SYS(sysinfo),
+      SCMP_SYS(uname),
+  };
+}
+
+/// Calls that change the file system by name: refused where no read-only file
+/// system stands in; with one, they work on the scratch /tmp only (EROFS elsewhere).
+constexpr int kFsChanges[] = {SCMP_SYS(creat),    SCMP_SYS(openat2),   SCMP_SYS(unlink),    SCMP_SYS(unlinkat),
+                              SCMP_SYS(rename),   SCMP_SYS(renameat),  SCMP_SYS(renameat2), SCMP_SYS(mkdir),
+                              SCMP_SYS(mkdirat),  SCMP_SYS(rmdir),     SCMP_SYS(truncate),  SCMP_SYS(chmod),
+                              SCMP_SYS(fchmodat), SCMP_SYS(chown),     SCMP_SYS(lchown),    SCMP_SYS(fchownat),
+                              SCMP_SYS(link),     SCMP_SYS(linkat),    SCMP_SYS(symlink),   SCMP_SYS(symlinkat),
+                              SCMP_SYS(mknod),    SCMP_SYS(mknodat),   SCMP_SYS(utimes),    SCMP_SYS(utimensat)};
+
+/// The filter. Strict profile: an allow-list, everything else EPERM. Other
+/// profiles: everything allowed but what reaches outside the worker. Either
+/// way a refusal is EPERM (ENOSYS for clone3), never a kill, so a kernel that
 /// tries is observed failing rather than crashed.
-bool install_seccomp(const SandboxProfile& p, std::uint32_t bits, pid_t self, std::string* why) {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+bool install_seccomp(const SandboxProfile& p, std::uint32_t bits, pid_t self, bool* allow_list_enforced,
+                     std::string* why) {
+  const std::uint32_t deny = SCMP_ACT_ERRNO(EPERM);
+  const bool log = p.allow_list && seccomp_log_mode();
+  const std::uint32_t fallthrough = !p.allow_list ? SCMP_ACT_ALLOW : log ? SCMP_ACT_LOG : deny;
+  scmp_filter_ctx ctx = seccomp_init(fallthrough);
   if (!ctx) {
     errno = ENOMEM;
     append_why(why, "seccomp_init");
     return false;
   }
-  const std::uint32_t deny = SCMP_ACT_ERRNO(EPERM);
   // A syscall of another ABI (int 0x80, x32) is refused as well.
   seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, deny);
   int rc = 0;
+  auto note = [&](int r) {
+    if (r != 0 && rc == 0) rc = r;
+  };
+  // A rule whose action is the filter's default is redundant (libseccomp refuses it).
   auto refuse = [&](int nr) {
-    if (nr < 0) return;  // not on this architecture
-    if (int r = seccomp_rule_add(ctx, deny, nr, 0); r != 0 && rc == 0) rc = r;
+    if (nr >= 0 && fallthrough != deny) note(seccomp_rule_add(ctx, deny, nr, 0));
   };
   auto refuse_if = [&](int nr, scmp_arg_cmp cmp) {
-    if (nr < 0) return;
-    if (int r = seccomp_rule_add(ctx, deny, nr, 1, cmp); r != 0 && rc == 0) rc = r;
+    if (nr >= 0 && fallthrough != deny) note(seccomp_rule_add(ctx, deny, nr, 1, cmp));
   };
+  auto allow = [&](int nr) {
+    if (nr >= 0) note(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0));
+  };
+  auto allow_if = [&](int nr, scmp_arg_cmp cmp) {
+    if (nr >= 0) note(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, cmp));
+  };
+  constexpr unsigned kWriteFlags = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC;
+  const bool fs_guarded = p.allow_writes || (bits & kReadOnlyFs);
+  const auto me = static_cast<scmp_datum_t>(self);
+  constexpr int kSignalling[] = {SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo),
+                                 SCMP_SYS(rt_tgsigqueueinfo)};
+
+  if (p.allow_list) {
+    for (int nr : allowed_calls()) allow(nr);
+    // Threads, not processes: clone only with CLONE_THREAD. clone3 passes its
+    // flags in memory the filter cannot read; ENOSYS makes glibc fall back to clone.
+    allow_if(SCMP_SYS(clone), SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+    note(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0));
+    // Signals: anywhere in the worker's own PID namespace; without one, only
+    // to the worker itself.
+    for (int nr : kSignalling) {
+      if (bits & kPidNs) allow(nr);
+      else allow_if(nr, SCMP_A0_32(SCMP_CMP_EQ, me));
+    }
+    // Opening: read-only, unless a read-only file system stands in (then
+    // writes reach the scratch /tmp only).
+    if (fs_guarded) {
+      allow(SCMP_SYS(open));
+      allow(SCMP_SYS(openat));
+      for (int nr : kFsChanges)
+        if (nr != SCMP_SYS(openat2)) allow(nr);  // openat2's flags are in memory: never
+    } else {
+      allow_if(SCMP_SYS(open), SCMP_A1_32(SCMP_CMP_MASKED_EQ, kWriteFlags, 0));
+      allow_if(SCMP_SYS(openat), SCMP_A2_32(SCMP_CMP_MASKED_EQ, kWriteFlags, 0));
+    }
+  }
+
+  // The explicit refusals: the whole filter on a default-allow profile; on an
+  // allow-list in log mode, what must stay refused while the rest is logged.
   // Reading or writing another process, stealing its descriptors, or
   // changing what the kernel is allowed.
   for (int nr : {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(kcmp),
@@ -110,30 +217,28 @@ bool install_seccomp(const SandboxProfile& p, std::uint32_t bits, pid_t self, st
                  SCMP_SYS(kexec_file_load), SCMP_SYS(reboot), SCMP_SYS(swapon), SCMP_SYS(swapoff),
                  SCMP_SYS(acct)})
     refuse(nr);
-  if (!(bits & kPidNs)) {
-    // Without a PID namespace kc is visible: signals go to the worker itself and nowhere else.
-    const auto me = static_cast<scmp_datum_t>(self);
-    refuse_if(SCMP_SYS(kill), SCMP_A0_32(SCMP_CMP_NE, me));
-    for (int nr : {SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)})
-      refuse_if(nr, SCMP_A0_32(SCMP_CMP_NE, me));
-  }
-  if (p.refuse_sockets) {
+  if (p.refuse_sockets || p.allow_list) {
     refuse(SCMP_SYS(socket));
     refuse(SCMP_SYS(connect));
   }
-  if (!p.allow_writes && !(bits & kReadOnlyFs)) {
-    // No read-only file system stands in: refuse opening for writing, and
-    // every call that changes the file system by name.
-    for (unsigned flag : {unsigned{O_WRONLY}, unsigned{O_RDWR}, unsigned{O_CREAT}, unsigned{O_TRUNC}}) {
-      refuse_if(SCMP_SYS(open), SCMP_A1_32(SCMP_CMP_MASKED_EQ, flag, flag));
-      refuse_if(SCMP_SYS(openat), SCMP_A2_32(SCMP_CMP_MASKED_EQ, flag, flag));
+  if (p.allow_list) {
+    // Log mode: processes stay refused too (clone without CLONE_THREAD, fork, exec).
+    refuse_if(SCMP_SYS(clone), SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+    for (int nr : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat)}) refuse(nr);
+  } else {
+    if (!(bits & kPidNs)) {
+      // Without a PID namespace kc is visible: signals go to the worker itself and nowhere else.
+      for (int nr : kSignalling) refuse_if(nr, SCMP_A0_32(SCMP_CMP_NE, me));
     }
-    for (int nr : {SCMP_SYS(creat), SCMP_SYS(openat2), SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename),
-                   SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir),
-                   SCMP_SYS(truncate), SCMP_SYS(chmod), SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(lchown),
-                   SCMP_SYS(fchownat), SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat),
-                   SCMP_SYS(mknod), SCMP_SYS(mknodat), SCMP_SYS(utimes), SCMP_SYS(utimensat)})
-      refuse(nr);
+    if (!fs_guarded) {
+      // No read-only file system stands in: refuse opening for writing, and
+      // every call that changes the file system by name.
+      for (unsigned flag : {unsigned{O_WRONLY}, unsigned{O_RDWR}, unsigned{O_CREAT}, unsigned{O_TRUNC}}) {
+        refuse_if(SCMP_SYS(open), SCMP_A1_32(SCMP_CMP_MASKED_EQ, flag, flag));
+        refuse_if(SCMP_SYS(openat), SCMP_A2_32(SCMP_CMP_MASKED_EQ, flag, flag));
+      }
+      for (int nr : kFsChanges) refuse(nr);
+    }
   }
   if (rc == 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);
@@ -141,6 +246,11 @@ bool install_seccomp(const SandboxProfile& p, std::uint32_t bits, pid_t self, st
     errno = -rc;
     append_why(why, "seccomp filter");
     return false;
+  }
+  *allow_list_enforced = p.allow_list && !log;
+  if (log && why) {
+    if (!why->empty()) *why += "; ";
+    *why += "seccomp allow-list in log mode (KC_SECCOMP_LOG): calls outside it are logged, not refused";
   }
   return true;
 }
@@ -162,8 +272,14 @@ bool seccomp_built() {
 #endif
 }
 
+bool seccomp_log_mode() {
+  const char* v = std::getenv("KC_SECCOMP_LOG");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
 std::uint32_t wanted_bits(const SandboxProfile& p) {
   std::uint32_t b = kPidNs | kMountNs | kIpcNs | kOwnProc | kNoNewPrivs | kNoCapabilities | kSeccomp;
+  if (p.allow_list) b |= kAllowList;
   if (p.private_network) b |= kNetNs;
   if (p.read_only_fs) b |= kReadOnlyFs | kUnprivileged;
   return b;
@@ -173,6 +289,7 @@ std::string describe_missing(std::uint32_t wanted, std::uint32_t got) {
   std::string s;
   for (const auto& n : kBitNames) {
     if (!(wanted & n.bit) || (got & n.bit)) continue;
+    if (n.bit == kAllowList && !(got & kSeccomp)) continue;  // "no seccomp filter" says it
     if (!s.empty()) s += ", ";
     s += n.name;
   }
@@ -254,7 +371,11 @@ std::uint32_t lock_down(const SandboxProfile& p, std::uint32_t bits, pid_t self,
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) bits |= kNoNewPrivs;
   else append_why(why, "prctl(PR_SET_NO_NEW_PRIVS)");
 #if defined(KC_HAVE_SECCOMP)
-  if (install_seccomp(p, bits, self, why)) bits |= kSeccomp;
+  bool allow_list = false;
+  if (install_seccomp(p, bits, self, &allow_list, why)) {
+    bits |= kSeccomp;
+    if (allow_list) bits |= kAllowList;
+  }
 #else
   (void)self;
   if (why) {

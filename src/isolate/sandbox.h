@@ -26,6 +26,9 @@ struct SandboxProfile {
   bool private_network;  ///< a network namespace of its own (only a down loopback device)
   bool refuse_sockets;   ///< socket() and connect() get EPERM
   bool allow_writes;     ///< write-opens allowed even where no read-only file system stands in
+  /// The seccomp filter is an allow-list (default EPERM) instead of a list of
+  /// refusals on a default of allow.
+  bool allow_list;
 };
 /// The row named `name` ("strict", "opencl", "cuda", "mpi"); unknown names get "strict".
 const SandboxProfile& sandbox_profile(std::string_view name);
@@ -42,6 +45,9 @@ enum SandboxBit : std::uint32_t {
   kNoNewPrivs = 1u << 7,
   kNoCapabilities = 1u << 8,
   kSeccomp = 1u << 9,
+  /// The filter refuses every call it does not list (the profile's allow-list
+  /// is enforced, not logged: KC_SECCOMP_LOG unset).
+  kAllowList = 1u << 10,
 };
 /// The bits a profile asks for on a host that grants everything.
 std::uint32_t wanted_bits(const SandboxProfile& p);
@@ -49,6 +55,11 @@ std::uint32_t wanted_bits(const SandboxProfile& p);
 std::string describe_missing(std::uint32_t wanted, std::uint32_t got);
 /// Whether this build has a seccomp filter (libseccomp found at configure time).
 bool seccomp_built();
+/// KC_SECCOMP_LOG=1: an allow-list filter logs (SCMP_ACT_LOG, the kernel's
+/// audit log) the calls it does not list instead of refusing them, so the
+/// calls a runtime really makes can be found; the report says the sandbox is
+/// weaker. The explicit refusals still hold.
+bool seccomp_log_mode();
 
 /// In the worker's first process: unshares the namespaces the profile asks for
 /// (all or, failing that, none); returns the bits obtained, and why not in *why.

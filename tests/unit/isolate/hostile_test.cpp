@@ -38,10 +38,12 @@ namespace {
 
 class HostileImpl : public Impl {
  public:
-  explicit HostileImpl(std::function<Status(Call&)> fn) : fn_(std::move(fn)) {
+  /// backend "plugin": the strict profile (an allow-list); "opencl": a
+  /// profile that allows everything but a list of refusals.
+  explicit HostileImpl(std::function<Status(Call&)> fn, std::string backend = "plugin") : fn_(std::move(fn)) {
     decl_.name = "hostile.scal";
     decl_.op = "scal";
-    decl_.backend = "plugin";
+    decl_.backend = std::move(backend);
     decl_.dtypes = {DType::kF32};
     decl_.accumulator = DType::kF32;
   }
@@ -153,7 +155,7 @@ TEST_P(Hostile, KillingItsProcessGroupEndsOnlyTheWorker) {
 
 TEST_P(Hostile, ADaemonDoesNotOutliveTheCall) {
   const std::string comm = std::string("kc-daemon-") + (GetParam()[0] == 'f' ? "f" : "n");
-  const HostileImpl impl([comm](Call& c) {
+  auto daemon = [comm](Call& c) {
     const pid_t d = fork();
     if (d == 0) {
       setsid();  // refused: it stays where kc can end it
@@ -165,10 +167,24 @@ TEST_P(Hostile, ADaemonDoesNotOutliveTheCall) {
         usleep(1000);
       }
     }
-    c.t("x").set(0, d > 0 ? 1.0 : 0.0);
+    c.t("x").set(0, d > 0 ? 1.0 : -static_cast<double>(errno));
     usleep(20000);  // let it start
     return ok_status();
-  });
+  };
+  {
+    // The strict profile's allow-list has threads, not processes: fork is EPERM.
+    const HostileImpl impl(daemon);
+    Call call = scal_call(8);
+    Worker w(impl, Mode::kProcess, Limits{});
+    const Outcome o = w.run(call);
+    ASSERT_FALSE(o.failure) << o.status.message();
+    if (detail::seccomp_built()) {
+      EXPECT_EQ(call.t("x").at(0), -EPERM) << "fork was not refused";
+    }
+    EXPECT_TRUE(none_left(comm));
+  }
+  // A profile that allows fork (opencl): the daemon is ended with the call.
+  const HostileImpl impl(daemon, "opencl");
   Call call = scal_call(8);
   {
     Worker w(impl, Mode::kProcess, Limits{});
