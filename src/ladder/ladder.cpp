@@ -106,6 +106,8 @@ LadderResult run_ladder(const LadderRequest& request, BackendRegistry& registry)
       if (!info || !info->available) continue;
       std::string why;
       if (auto plan = engine::make_plan(contract, d, request.check, &why); !plan.ok() || !why.empty()) continue;
+      // stack, version and flag preconditions: against what the impl records.
+      if (auto unmet = engine::unmet_precondition(contract, d, *info); !unmet.ok() || !unmet->empty()) continue;
       KernelLadder k{contract.id, d.name, d.backend, d.op, {}, Level::kNone};
       std::map<int, Outcome> outcomes;
       for (int l = 1; l <= static_cast<int>(request.up_to); ++l) {
