@@ -311,8 +311,24 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
     if (computed.ok()) cache->put_oracle(oracle_key, *computed);
     return computed;
   };
-  if (alternate)
-    s->reference = [&op, alternate](const Call& call) { return alternate_answer(op, *alternate, call); };
+  if (alternate) {
+    // Shared like the oracle's: every impl of the run judged against this
+    // reference impl on these inputs gets the answer it gave once.
+    OracleOptions keyed = options;
+    keyed.with["alternate_stack"] = alternate->ref.impl->declaration().name;
+    const std::string key =
+        cache && !c.request.prepare_inputs ? SampleCache::oracle_key(inputs_key, keyed) : std::string();
+    s->reference = [&op, alternate, cache, key](const Call& call) -> Result<OracleResult> {
+      if (!key.empty())
+        if (std::optional<OracleResult> hit = cache->find_oracle(key)) {
+          ++alternate->answers;
+          return std::move(*hit);
+        }
+      Result<OracleResult> answer = alternate_answer(op, *alternate, call);
+      if (answer.ok() && !key.empty()) cache->put_oracle(key, *answer);
+      return answer;
+    };
+  }
   // The worker starts before the oracle runs: its memory is a copy of kc's.
   if (Status ws = c.worker.prepare(s->call); !ws.ok())
     return Step::end_case(Verdict::kError, "cannot start a worker process: " + ws.message());

@@ -92,6 +92,10 @@ LadderResult run_ladder(const LadderRequest& request, BackendRegistry& registry)
   using RungFn = RungResult (*)(const Contract&, const std::string&, const Impl&, const BackendInfo&,
                                 const LadderRequest&);
   const RungFn rungs[] = {run_type_rung, run_falsification_rung, run_property_rung, run_exhaustive_rung};
+  // `reference alternate_stack S` chooses among the registry's impls.
+  LadderRequest with_references = request;
+  if (!with_references.check.reference_impls)
+    with_references.check.reference_impls = engine::available_impls(registry);
   for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
     const Contract& contract = loaded.contracts[ci];
     if (!selected(request.check.contracts, contract.id) || !contract.executable()) continue;
@@ -111,7 +115,7 @@ LadderResult run_ladder(const LadderRequest& request, BackendRegistry& registry)
       KernelLadder k{contract.id, d.name, d.backend, d.op, {}, Level::kNone};
       std::map<int, Outcome> outcomes;
       for (int l = 1; l <= static_cast<int>(request.up_to); ++l) {
-        RungResult r = rungs[l - 1](contract, loaded.files[ci], *impl, *info, request);
+        RungResult r = rungs[l - 1](contract, loaded.files[ci], *impl, *info, with_references);
         outcomes[l] = r.outcome;
         if (!request.evidence_path.empty()) {
           if (Status s = append_evidence(request.evidence_path, r); !s.ok()) {

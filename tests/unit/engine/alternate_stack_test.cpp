@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../../../backends/compilers/compilers_backend.h"
+#include "engine/sample_cache.h"
 #include "kc/engine.h"
 #include "kc/lang.h"
 
@@ -107,6 +108,22 @@ TEST(EngineAlternateStack, TheNamedImplIsTheOracleAndBothSidesAreNamed) {
   EXPECT_EQ(differs.verdict, Verdict::kViolation) << notes(differs);
   EXPECT_EQ(differs.impl, "w.sum");
   EXPECT_NE(notes(differs).find("oracle: alternate stack a.sum = a.sum (stack_a)"), std::string::npos) << notes(differs);
+}
+
+TEST(EngineAlternateStack, TheReferenceAnswersOnceForEveryImplOfTheRun) {
+  FakeStacks s;
+  CheckRequest req = s.request({s.narrow_a, s.narrow_b, s.wide});
+  req.sample_cache = std::make_shared<SampleCache>();
+  const Contract c = bitwise_sum("alternate_stack a.sum");
+  const CaseResult first = run_case(c, "t.kc", *s.narrow_b, kTest, req);
+  const std::int64_t reused = req.sample_cache->stats().oracles_reused;
+  const CaseResult second = run_case(c, "t.kc", *s.wide, kTest, req);
+  EXPECT_GT(req.sample_cache->stats().oracles_reused, reused);
+  EXPECT_EQ(first.verdict, Verdict::kConforming) << notes(first);
+  EXPECT_EQ(second.verdict, Verdict::kViolation) << notes(second);
+  // A reused answer is still the reference impl's, and still named.
+  EXPECT_EQ(second.evidence.method, "alternate_stack");
+  EXPECT_NE(second.reason.find("[oracle: alternate stack a.sum]"), std::string::npos) << second.reason;
 }
 
 TEST(EngineAlternateStack, ABackendNameAndAGlobMatchAndTheChoiceIsSaid) {
