@@ -220,12 +220,6 @@ Step setup_alternate_stack(CaseRun& c) {
     auto worker = std::make_unique<isolate::Worker>(*r.impl, c.request.isolation, c.request.limits);
     c.alternates.push_back({std::move(r), std::move(worker), 0});
   }
-  if (found.size() > 1) {
-    std::string names;
-    for (const auto& a : c.alternates) names += (names.empty() ? "" : ", ") + a.ref.impl->declaration().name;
-    c.ev.note("alternate stack " + stack + " names " + std::to_string(found.size()) + " impls (" + names +
-              "); each config is answered by the first of them, in this order, that can run it");
-  }
   return Step::next();
 }
 
@@ -240,6 +234,23 @@ std::string alternates_used(const CaseRun& c, bool with_backend) {
       out += " (" + a.ref.backend.name + (a.ref.backend.version.empty() ? "" : ": " + a.ref.backend.version) + ")";
   }
   return out;
+}
+
+/// The evidence of a case judged against an alternate stack names the impls
+/// that answered (after the verdict's own findings, which come first).
+void note_alternates(CaseRun& c) {
+  const std::string used = alternates_used(c, true);
+  if (used.empty()) return;
+  c.ev.result().evidence.method = "alternate_stack";
+  c.ev.note("oracle: alternate stack " + c.contract.reference.name + " = " + used +
+            ", run in a worker of its own on the same inputs; " + c.decl.name + " compared with it under `" +
+            c.contract.tolerance_info.text + "`");
+  if (c.alternates.size() > 1) {
+    std::string names;
+    for (const auto& a : c.alternates) names += (names.empty() ? "" : ", ") + a.ref.impl->declaration().name;
+    c.ev.note("alternate stack " + c.contract.reference.name + " names " + std::to_string(c.alternates.size()) +
+              " impls (" + names + "); each config is answered by the first of them, in this order, that can run it");
+  }
 }
 
 /// The sample's inputs (generated, or shared with the run's other impls),
@@ -475,12 +486,6 @@ void close_evidence(CaseRun& c) {
               " samples passed by the fast verifier (" + fast_check_what(*c.fast_check, c.request) +
               "; docs/verify.md)");
   }
-  if (const std::string used = alternates_used(c, true); !used.empty()) {
-    e.method = "alternate_stack";
-    ev.note("oracle: alternate stack " + c.contract.reference.name + " = " + used +
-            ", run in a worker of its own on the same inputs; " + c.decl.name + " compared with it under `" +
-            c.contract.tolerance_info.text + "`");
-  }
 }
 
 /// The verdict the evidence supports, with its one-line reason.
@@ -626,6 +631,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   auto [verdict, reason] = decide(c, skipped_configs);
   if (const std::string used = alternates_used(c, false); !used.empty() && verdict != Verdict::kNotApplicable)
     reason += " [oracle: alternate stack " + used + "]";
+  note_alternates(c);
   return finish(res, verdict, std::move(reason));
 }
 
