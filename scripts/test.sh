@@ -3,7 +3,7 @@
 #   1. dependencies (Debian packages) — scripts/install-deps.sh
 #   2. the `ci` build (warnings as errors) and all tests (unit, CLI, conformance)
 #   3. the `asan` build (ASan + UBSan) and the unit tests under it
-#   4. a bounded libFuzzer run of the contract parser
+#   4. bounded libFuzzer runs of the contract parser (.kc and YAML front ends)
 # Usage: scripts/test.sh [--quick]   (--quick skips 3 and 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,10 +35,16 @@ cmake --build --preset asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --preset asan -j "$jobs" -L unit
 
-step "parser fuzzing (${fuzz_seconds}s)"
+step "parser fuzzing (${fuzz_seconds}s per front end)"
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$jobs" --target kc_parser_fuzz
-mkdir -p build/fuzz/corpus
-build/fuzz/tests/fuzz/kc_parser_fuzz -max_total_time="$fuzz_seconds" -max_len=4096 \
-  -print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus 2>&1 | tail -n 15
-echo "fuzz: no crash in ${fuzz_seconds}s"
+cmake --build --preset fuzz -j "$jobs" --target kc_parser_fuzz kc_yaml_fuzz
+# -max_len covers the largest seeds (whole contract files of up to ~16 KB), so
+# mutations reach inputs as long as real files.
+for front in parser:corpus yaml:corpus_yaml; do
+  target=${front%%:*}
+  seeds=${front#*:}
+  mkdir -p "build/fuzz/$seeds"
+  build/fuzz/tests/fuzz/kc_${target}_fuzz -max_total_time="$fuzz_seconds" -max_len=20480 \
+    -print_final_stats=1 "build/fuzz/$seeds" "tests/fuzz/$seeds" 2>&1 | tail -n 15
+  echo "fuzz ($target): no crash in ${fuzz_seconds}s"
+done

@@ -75,6 +75,9 @@ struct Predicate {
   std::vector<std::string> tensors;  ///< precision / shape / value_range subjects
   std::vector<DType> dtypes;         ///< kPrecision
   std::vector<std::string> dims;     ///< kShape: dimension names or integer literals
+  /// kShape `... with D in {64, 128}`: a dimension restricted to a set of
+  /// sizes (a config whose D is outside it does not meet the precondition).
+  std::vector<std::pair<std::string, std::vector<std::string>>> dim_sets;
   Range range = Range::kFinite;      ///< kValueRange
   double lo = 0, hi = 0;             ///< kValueRange: interval, bound (hi), normal (lo=mu, hi=sigma)
   std::string key;                   ///< kStack: "stack"; kFlag: flag name; kVersion: "version";
@@ -97,6 +100,9 @@ struct Postcondition {
   };
   Kind kind = Kind::kProse;
   std::string output;               ///< O
+  /// The arguments of `ref(...)`: empty for `ref(O)` (the reference's value of
+  /// O); the op's input tensors for `ref(Q, K, V)` (the reference applied to them).
+  std::vector<std::string> ref_args;
   std::string policy;               ///< kDeclaredPolicy key (nan, denormal, oob, determinism, accumulator)
   std::vector<std::string> allowed; ///< kDeclaredPolicy allowed values
   std::int64_t invocations = 0;     ///< kBitwiseIdentical
@@ -183,6 +189,9 @@ struct Protocol {
                                        ///< mantissa | oob | ...
   std::vector<std::string> anomaly_args;
   std::optional<double> density;       ///< kInject: fraction of elements
+  /// kInject `at varied positions`: the positions are drawn afresh for each
+  /// sample (what every probe does; kept so fmt prints what was written).
+  std::string positions;
   std::string observe;                 ///< kInject: what is observed (propagation, policy, ...)
   std::optional<Aggregate> aggregate;  ///< compute ...
   std::optional<PassIf> pass_if;       ///< pass if ...
@@ -207,6 +216,7 @@ struct ClauseInfo {
   std::string text;  ///< the clause body as written (whitespace-normalised)
   SourceLoc loc;     ///< location of the clause keyword
   std::string gap;   ///< empty when executable; else what would make it so
+  SourceLoc gap_loc; ///< where the gap is (line 0: at the clause keyword)
   std::string comment;  ///< `--` lines just above the clause (without the dashes)
 };
 

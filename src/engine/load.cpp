@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "kc/engine.h"
 
@@ -11,6 +13,56 @@ namespace {
 bool is_contract_file(const fs::path& p) {
   const auto ext = p.extension().string();
   return ext == ".kc" || ext == ".yaml" || ext == ".yml";
+}
+
+bool is_number(const std::string& s) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  (void)std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+/// Values of a parameter the scoped ops read as numbers (their default is one)
+/// must be numbers: `M in {abc}` would otherwise run every config at the default.
+void check_numeric_values(const Contract& c, const std::string& param, const std::vector<std::string>& values,
+                          const SourceLoc& loc, const std::string& line_text, std::vector<lang::Diagnostic>* out) {
+  for (const auto& scope : c.scope) {
+    for (const auto& op_name : ops_for_scope(scope)) {
+      const Op* op = builtin_ops().find(op_name);
+      if (!op) continue;
+      for (const auto& p : op->params()) {
+        if (p.name != param || !is_number(p.default_value)) continue;
+        for (const auto& v : values) {
+          if (is_number(v)) continue;
+          lang::Diagnostic d;
+          d.loc = loc;
+          d.line_text = line_text;
+          d.message = "'" + v + "' is not a number; " + param + " of op " + op_name + " is numeric (default " +
+                      p.default_value + ")";
+          d.expected = param + " in {" + p.default_value + ", ...}";
+          out->push_back(std::move(d));
+          return;
+        }
+      }
+    }
+  }
+}
+
+std::string line_of(const std::string& file, int line) {
+  std::ifstream in(file);
+  std::string s;
+  for (int i = 1; std::getline(in, s); ++i)
+    if (i == line) return s;
+  return {};
+}
+
+void check_parameter_values(const Contract& c, const std::string& file, std::vector<lang::Diagnostic>* out) {
+  for (const Predicate& p : c.pre)
+    if (p.kind == Predicate::Kind::kParamIn)
+      check_numeric_values(c, p.key, p.values, p.loc, line_of(file, p.loc.line), out);
+  if (c.measure.kind == Protocol::Kind::kSweep)
+    check_numeric_values(c, c.measure.param, c.measure.values, c.measure_info.loc,
+                         line_of(file, c.measure_info.loc.line), out);
 }
 }  // namespace
 
@@ -33,6 +85,7 @@ LoadedContracts load_contracts(const std::vector<std::string>& paths) {
     lang::ParseResult parsed = lang::parse_file(file);
     for (auto& d : parsed.diagnostics) out.diagnostics.push_back(std::move(d));
     for (auto& c : parsed.document.contracts) {
+      check_parameter_values(c, file, &out.diagnostics);
       out.contracts.push_back(std::move(c));
       out.files.push_back(file);
     }

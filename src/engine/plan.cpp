@@ -1,6 +1,7 @@
 #include "engine/plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -157,7 +158,15 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
         }
         break;
       case Predicate::Kind::kShape:
-        break;  // checked per call (check_shape_predicates)
+        // Checked per call (check_shape_predicates). A dimension restricted by
+        // `with D in {...}` that is also a parameter of the op is a config axis.
+        for (const auto& [dim, sizes] : p.dim_sets) {
+          if (!is_known_param(op, dim)) continue;
+          bool axis_already = false;
+          for (const auto& a : axes) axis_already = axis_already || a.first == dim;
+          if (!axis_already) axes.emplace_back(dim, sizes);
+        }
+        break;
       case Predicate::Kind::kStack:
       case Predicate::Kind::kFlag:
       case Predicate::Kind::kVersion:
@@ -235,6 +244,16 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
     auto v = lang::eval_expr(m.pass_if->bound, {});
     if (!v.ok()) return invalid_argument("measure: pass-if bound: " + v.status().message());
     plan.pass_bound = *v;
+  }
+
+  // `ref(A, B, ...)`: the reference applied to those inputs, which must be the
+  // op's inputs (the oracle reads every input of the call).
+  for (const auto& name : contract.post.ref_args) {
+    bool input = false;
+    for (const auto& t : op.signature()) input = input || (t.name == name && t.role != Role::kOut);
+    if (!input)
+      return invalid_argument("post: ref(" + join(contract.post.ref_args, ", ") + "): '" + name +
+                              "' is not an input tensor of op " + decl.op);
   }
 
   // Postcondition → judgement.
@@ -359,6 +378,16 @@ Status check_shape_predicates(const Contract& contract, const Call& call) {
           bound[d] = have;
         }
       }
+    }
+    // `with D in {64, 128}`: a config whose D is outside the set does not meet the precondition.
+    for (const auto& [dim, sizes] : p.dim_sets) {
+      auto it = bound.find(dim);
+      if (it == bound.end()) continue;
+      bool in_set = false;
+      for (const auto& s : sizes) in_set = in_set || std::strtod(s.c_str(), nullptr) == static_cast<double>(it->second);
+      if (!in_set)
+        return invalid_argument("shape dimension " + dim + " = " + std::to_string(it->second) + " is outside {" +
+                                join(sizes, ", ") + "} (pre: " + p.text + ")");
     }
   }
   return ok_status();

@@ -1,10 +1,12 @@
 // kc — the .kc text front end: blocks, clause segmentation, comments.
 //
 // A file is a sequence of blocks `KIND NAME {` ... `}` (KIND: contract, impl,
-// calibration, suite). Inside a block, a line whose first word is one of the
-// block's keywords starts a clause; a line indented deeper than the clause's
-// keyword continues it. `--` starts a comment (outside quotes). Comment lines
-// above a block or a clause are kept and printed back by fmt.
+// calibration, suite). Inside a block, indentation decides: a line indented
+// deeper than the entry above continues it, whatever word it starts with; any
+// other line starts an entry and must begin with one of the block's keywords.
+// A block left open is reported once, at the next block's header. `--` starts
+// a comment (outside quotes). Comment lines above a block or a clause are kept
+// and printed back by fmt.
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -166,65 +168,71 @@ class KcParser {
     std::vector<Entry> entries;
     std::vector<std::string> pending;
     const std::vector<std::string>& keywords = keywords_for(kind);
-    int depth = 1;
     std::size_t j = i + 1;
     bool closed = false;
+    int open_in_entry = 0;   // brackets the current entry has opened and not closed
+    int skip_deeper = -1;    // after an unknown entry: its continuation lines are skipped
     for (; j < lines_.size(); ++j) {
       const Line& l = lines_[j];
-      if (trim(l.code).empty()) {
+      const std::string code = trim(l.code);
+      if (code.empty()) {
         if (l.has_comment) pending.push_back(l.comment);
         continue;
       }
-      std::size_t close_at = std::string::npos;
-      if (trim(l.code) == "}" && l.indent <= h.indent && depth != 1) {
-        // A lone '}' at the header's indent closes the block even if a '{' inside was left open.
-        d_.error(hs, h.code.find('{'), "unbalanced braces inside '" + kind + " " + name + "'",
-                 "every '{' in a clause closed by '}' on the same clause");
-        close_at = static_cast<std::size_t>(l.indent);
-        depth = 0;
-      } else {
-        depth = brace_delta(l.code, depth, &close_at);
-      }
-      const std::size_t end = close_at == std::string::npos ? l.code.size() : close_at;
-      if (close_at != std::string::npos && !trim(l.code.substr(close_at + 1)).empty()) {
-        d_.error(span_of(l, 0, l.code.size()), close_at + 1, "unexpected text after the block's closing '}'",
-                 "a line break after '}'");
-      }
-      const std::string content = l.code.substr(0, end);
-      if (!trim(content).empty()) {
-        const std::size_t word_at = static_cast<std::size_t>(l.indent);
-        Cursor wc(content, word_at);
-        const std::string first = wc.ident();
-        const bool is_keyword = std::find(keywords.begin(), keywords.end(), first) != keywords.end();
-        if (is_keyword) {  // keywords are reserved: one always starts an entry
-          Entry e;
-          e.keyword = first;
-          e.indent = l.indent;
-          e.loc = span_of(l, 0, l.code.size()).loc(word_at);
-          e.body = span_of(l, wc.pos(), end);
-          e.comment = join(pending, "\n");
-          pending.clear();
-          entries.push_back(std::move(e));
-        } else if (!entries.empty() && l.indent > entries.back().indent) {
-          entries.back().body.append(trim(content), l.number, l.indent + 1);
-          if (!pending.empty()) {  // comments inside a clause stay with it
-            if (!entries.back().comment.empty()) entries.back().comment += "\n";
-            entries.back().comment += join(pending, "\n");
-            pending.clear();
-          }
-        } else {
-          const Span ls = span_of(l, 0, l.code.size());
-          d_.error(ls, word_at, "unknown " + kind + " entry '" + first + "'", "one of: " + join(keywords, ", "),
-                   nearest_word(first, keywords));
-        }
-      }
-      if (close_at != std::string::npos) {
+      // Another block's header at or left of this one's: this block was never
+      // closed. Said once, here; the next block parses on its own.
+      if (l.indent <= h.indent && starts_block(l.code)) break;
+      // '}' closes the block unless it closes a bracket the current entry opened
+      // (a per_precision {...} over several lines); at the header's column it always does.
+      if (code[0] == '}' && (open_in_entry <= 0 || l.indent <= h.indent)) {
         closed = true;
+        if (code.size() > 1) {
+          d_.error(span_of(l, 0, l.code.size()), static_cast<std::size_t>(l.indent) + 1,
+                   "unexpected text after the block's closing '}'", "a line break after '}'");
+        }
         break;
       }
+      if (skip_deeper >= 0 && l.indent > skip_deeper) continue;
+      skip_deeper = -1;
+      // Indentation decides: deeper than the entry above continues it (whatever
+      // its first word); otherwise the line starts an entry with a keyword.
+      if (!entries.empty() && l.indent > entries.back().indent) {
+        entries.back().body.append(code, l.number, l.indent + 1);
+        open_in_entry += bracket_delta(code);
+        if (!pending.empty()) {  // comments inside a clause stay with it
+          if (!entries.back().comment.empty()) entries.back().comment += "\n";
+          entries.back().comment += join(pending, "\n");
+          pending.clear();
+        }
+        continue;
+      }
+      const std::size_t word_at = static_cast<std::size_t>(l.indent);
+      Cursor wc(l.code, word_at);
+      const std::string first = wc.ident();
+      if (std::find(keywords.begin(), keywords.end(), first) == keywords.end()) {
+        const Span ls = span_of(l, 0, l.code.size());
+        const std::string word = first.empty() ? code.substr(0, code.find(' ')) : first;
+        std::string expected = "one of: " + join(keywords, ", ");
+        if (!entries.empty()) expected += "; or indent the line further to continue '" + entries.back().keyword + "'";
+        d_.error(ls, word_at, "unknown " + kind + " entry '" + word + "'", expected, nearest_word(word, keywords));
+        skip_deeper = l.indent;
+        open_in_entry = 0;
+        continue;
+      }
+      Entry e;
+      e.keyword = first;
+      e.indent = l.indent;
+      e.loc = span_of(l, 0, l.code.size()).loc(word_at);
+      e.body = span_of(l, wc.pos(), l.code.size());
+      e.comment = join(pending, "\n");
+      pending.clear();
+      open_in_entry = bracket_delta(e.body.text());
+      entries.push_back(std::move(e));
     }
     if (!closed) {
-      d_.error(hs, h.code.find('{'), "'" + kind + " " + name + "' is not closed", "'}' to close the block");
+      d_.error(hs, h.code.find('{'), "'" + kind + " " + name + "' is not closed",
+               j < lines_.size() ? "'}' before the next block (line " + std::to_string(lines_[j].number) + ")"
+                                 : "'}' to close the block");
     }
     std::string block_comment = comment;
     if (!pending.empty()) {  // comments before the closing brace: keep them with the block
@@ -302,7 +310,34 @@ class KcParser {
       }
       out_->document.suites.push_back(std::move(s));
     }
-    return j + 1;
+    return closed ? j + 1 : j;
+  }
+
+  /// A block header: `KIND NAME {` (what ends an unclosed block).
+  static bool starts_block(const std::string& code) {
+    Cursor c(code);
+    const std::string w = c.ident();
+    if (std::find(block_kinds().begin(), block_kinds().end(), w) == block_kinds().end()) return false;
+    if (c.word().empty()) return false;
+    return c.accept('{') && c.at_end();
+  }
+
+  /// Brackets opened minus brackets closed (outside quotes).
+  static int bracket_delta(const std::string& code) {
+    int depth = 0;
+    bool in_quote = false;
+    for (std::size_t k = 0; k < code.size(); ++k) {
+      const char c = code[k];
+      if (in_quote) {
+        if (c == '\\') ++k;
+        else if (c == '"') in_quote = false;
+        continue;
+      }
+      if (c == '"') in_quote = true;
+      else if (c == '(' || c == '[' || c == '{') ++depth;
+      else if (c == ')' || c == ']' || c == '}') --depth;
+    }
+    return depth;
   }
 
   static bool valid_id(const std::string& id) {
@@ -371,8 +406,16 @@ class KcParser {
 
 ParseResult parse_kc(std::string_view text, std::string_view file_name) {
   ParseResult r;
+  {
+    // Bytes first: a NUL, a lone CR or invalid UTF-8 is named once, and
+    // nothing it would garble is parsed.
+    detail::Diags d(&r.diagnostics);
+    r.document.file = std::string(file_name);
+    if (detail::check_bytes(text, r.document.file, detail::split_lines(text), d, false) > 0) return r;
+  }
   detail::KcParser p(text, file_name, &r);
   p.run();
+  detail::cap_diagnostics(&r.diagnostics, detail::kMaxDiagnosticsPerFile, std::string(file_name));
   return r;
 }
 

@@ -172,7 +172,9 @@ std::vector<LintFinding> lint(const Document& doc) {
         f.loc = c.loc;
         f.message = "missing " + keys[i] + " clause; e.g. '" + kExamples[i] + "'";
       } else if (!infos[i]->gap.empty()) {
-        f.loc = infos[i]->loc;
+        // At the place the gap is (the word a form stopped at), else at the keyword.
+        f.loc = infos[i]->gap_loc.line > 0 ? infos[i]->gap_loc : infos[i]->loc;
+        if (f.loc.file.empty()) f.loc.file = infos[i]->loc.file;
         f.message = infos[i]->gap;
       } else {
         continue;

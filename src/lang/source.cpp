@@ -98,6 +98,11 @@ void Diags::warning(const Span& span, std::size_t offset, std::string message, s
        std::move(suggestion));
 }
 
+void Diags::note(const Span& span, std::size_t offset, std::string message, std::string expected,
+                 std::string suggestion) {
+  emit(Diagnostic::Severity::kNote, span, offset, std::move(message), std::move(expected), std::move(suggestion));
+}
+
 std::size_t Diags::error_count() const {
   return static_cast<std::size_t>(std::count_if(out_->begin(), out_->end(), [](const Diagnostic& d) {
     return d.severity == Diagnostic::Severity::kError;
@@ -184,7 +189,22 @@ bool Cursor::quoted(std::string* out, bool* unterminated) {
   ++pos_;
   out->clear();
   while (pos_ < s_.size() && s_[pos_] != '"') {
-    if (s_[pos_] == '\\' && pos_ + 1 < s_.size()) ++pos_;
+    if (s_[pos_] == '\\' && pos_ + 1 < s_.size()) {
+      ++pos_;
+      // \n, \t, \r and \xHH: a string's line breaks and control characters,
+      // escaped so it stays on one line (quote() writes them).
+      const char e = s_[pos_++];
+      auto hex = [](char h) {
+        return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+      };
+      if (e == 'x' && pos_ + 1 < s_.size() && hex(s_[pos_]) >= 0 && hex(s_[pos_ + 1]) >= 0) {
+        out->push_back(static_cast<char>(hex(s_[pos_]) * 16 + hex(s_[pos_ + 1])));
+        pos_ += 2;
+        continue;
+      }
+      out->push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e);
+      continue;
+    }
     out->push_back(s_[pos_++]);
   }
   if (pos_ >= s_.size()) {
@@ -268,6 +288,167 @@ std::vector<std::pair<std::size_t, std::size_t>> split_top_level_word(const std:
   return parts;
 }
 
+namespace {
+/// Length of the valid UTF-8 sequence at text[i], or 0 if it is not one.
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = b(i);
+  std::size_t n = 0;
+  unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // UTF-16 surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // beyond U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+  return n;
+}
+}  // namespace
+
+std::size_t check_bytes(std::string_view text, const std::string& file, const SourceLines& lines, Diags& d,
+                        bool tabs_are_errors) {
+  std::size_t errors = 0;
+  bool seen_nul = false, seen_cr = false, seen_utf8 = false, seen_tab = false;
+  int line = 1, column = 1;
+  bool at_indent = true;
+  auto report = [&](std::string message, std::string expected) {
+    Span s(file, lines);
+    s.append("", line, column);
+    d.error(s, 0, std::move(message), std::move(expected));
+    ++errors;
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      column = 1;
+      at_indent = true;
+      ++i;
+      continue;
+    }
+    if (c == '\r') {
+      if (i + 1 < text.size() && text[i + 1] == '\n') {
+        ++i;
+        continue;
+      }
+      if (!seen_cr) {
+        seen_cr = true;
+        report("carriage return without a line feed (CR-only line endings)",
+               "lines ending in LF or CR LF; convert the file (e.g. tr '\\r' '\\n')");
+      }
+      ++i;
+      ++column;
+      continue;
+    }
+    if (c == '\0') {
+      if (!seen_nul) {
+        seen_nul = true;
+        report("NUL byte in the text", "a text file without NUL bytes");
+      }
+      ++i;
+      ++column;
+      continue;
+    }
+    if (c == '\t' && tabs_are_errors && at_indent) {
+      if (!seen_tab) {
+        seen_tab = true;
+        report("tab in indentation (YAML indents with spaces only)", "spaces instead of the tab");
+      }
+    }
+    if (c != ' ' && c != '\t') at_indent = false;
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0) {
+      if (!seen_utf8) {
+        seen_utf8 = true;
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        report(std::string("invalid UTF-8 (byte ") + hex + ")", "text encoded as UTF-8");
+      }
+      ++i;
+      ++column;
+      continue;
+    }
+    i += n;
+    column += static_cast<int>(n);  // byte columns, as everywhere else
+  }
+  return errors;
+}
+
+bool check_brackets(const Span& span, Diags& d, std::string_view what) {
+  const std::string& t = span.text();
+  std::vector<std::size_t> open;
+  bool in_quote = false;
+  std::size_t quote_at = 0;
+  auto partner = [](char c) { return c == ')' ? '(' : c == ']' ? '[' : '{'; };
+  auto closer = [](char c) { return c == '(' ? ')' : c == '[' ? ']' : '}'; };
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (in_quote) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_quote = false;
+      continue;
+    }
+    if (c == '"') {
+      in_quote = true;
+      quote_at = i;
+    } else if (c == '(' || c == '[' || c == '{') {
+      open.push_back(i);
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (open.empty()) {
+        d.error(span, i, std::string("unmatched '") + c + "' in the " + std::string(what) + " clause",
+                std::string("a '") + partner(c) + "' before it, or no '" + c + "'");
+        return false;
+      }
+      const char o = t[open.back()];
+      if (o != partner(c)) {
+        d.error(span, i, std::string("'") + c + "' closes the '" + o + "' opened before it",
+                std::string("'") + closer(o) + "'");
+        return false;
+      }
+      open.pop_back();
+    }
+  }
+  if (in_quote) {
+    d.error(span, quote_at, "unterminated string in the " + std::string(what) + " clause", "a closing '\"'");
+    return false;
+  }
+  if (!open.empty()) {
+    const char o = t[open.back()];
+    d.error(span, open.back(), std::string("'") + o + "' is never closed in the " + std::string(what) + " clause",
+            std::string("'") + closer(o) + "' before the clause ends");
+    return false;
+  }
+  return true;
+}
+
+void cap_diagnostics(std::vector<Diagnostic>* diagnostics, std::size_t limit, const std::string& file) {
+  if (diagnostics->size() <= limit) return;
+  const std::size_t more = diagnostics->size() - limit;
+  std::size_t more_errors = 0;
+  for (std::size_t i = limit; i < diagnostics->size(); ++i)
+    more_errors += (*diagnostics)[i].severity == Diagnostic::Severity::kError ? 1 : 0;
+  diagnostics->resize(limit);
+  Diagnostic n;
+  // An error stays an error: the note keeps the file failing when what was left out was.
+  n.severity = more_errors ? Diagnostic::Severity::kError : Diagnostic::Severity::kNote;
+  n.loc.file = file;
+  n.message = std::to_string(more) + " more diagnostic" + (more == 1 ? "" : "s") + " in this file not shown (" +
+              std::to_string(more_errors) + " of them errors)";
+  n.expected = "the problems above fixed first";
+  diagnostics->push_back(std::move(n));
+}
+
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -315,8 +496,17 @@ std::string format_number(double v) {
 std::string quote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += buf;
+    } else {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
   }
   out += '"';
   return out;

@@ -58,6 +58,8 @@ class Diags {
   void warning(const Span& span, std::size_t offset, std::string message, std::string expected = {},
                std::string suggestion = {});
   void add(Diagnostic d) { out_->push_back(std::move(d)); }
+  void note(const Span& span, std::size_t offset, std::string message, std::string expected = {},
+            std::string suggestion = {});
   std::size_t error_count() const;
 
  private:
@@ -103,6 +105,21 @@ std::vector<std::pair<std::size_t, std::size_t>> split_top_level(const std::stri
 /// Splits at top-level whole-word occurrences of `word` ("and").
 std::vector<std::pair<std::size_t, std::size_t>> split_top_level_word(const std::string& text,
                                                                       std::string_view word);
+
+/// Byte-level checks every front end runs before parsing: NUL bytes, CR-only
+/// line endings, invalid UTF-8 and (YAML, `tabs_are_errors`) tabs in
+/// indentation are errors at file:line:col. Returns the number of errors.
+std::size_t check_bytes(std::string_view text, const std::string& file, const SourceLines& lines, Diags& d,
+                        bool tabs_are_errors);
+/// Brackets and quotes of a clause body: every '(' '[' '{' closed by its
+/// partner, no stray closer, no unterminated '"'. Reports the first problem
+/// (an error at its position) and returns false.
+bool check_brackets(const Span& span, Diags& d, std::string_view what);
+/// Keeps the first `limit` diagnostics of a file and replaces the rest with
+/// one note saying how many were left out.
+void cap_diagnostics(std::vector<Diagnostic>* diagnostics, std::size_t limit, const std::string& file);
+/// The most diagnostics one file reports.
+inline constexpr std::size_t kMaxDiagnosticsPerFile = 50;
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string trim(std::string_view s);

@@ -17,6 +17,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "kc/lang.h"
@@ -180,6 +181,9 @@ class YamlParser {
       }
     }
     if (c.id.empty()) d_.error(at(n.Mark()), 0, "contract has no id", "id: C-PRC-01");
+    for (const auto& other : out_->document.contracts)
+      if (!c.id.empty() && other.id == c.id)
+        d_.error(at(n.Mark()), 0, "contract '" + c.id + "' is defined twice", "a unique id");
     out_->document.contracts.push_back(std::move(c));
   }
 
@@ -201,18 +205,30 @@ class YamlParser {
     }
     if (key == "scope" && v.IsSequence()) return list_span(v);
     if (key == "violation" && v.IsMap()) {
+      // Key order does not matter: the text first, then the signatures.
       Span s(file_, lines_);
+      std::optional<YAML::Node> text_node, sig_node;
       for (auto it = v.begin(); it != v.end(); ++it) {
         const std::string k = scalar_key(it->first);
-        const YAML::Mark m = it->second.Mark();
-        if (k == "text") {
-          s.append(quote(text(it->second)), m.line + 1, m.column + 1);
-        } else if (k == "signatures") {
-          Span list = list_span(it->second);
-          s.append("signature " + list.text(), m.line + 1, m.column + 1);
+        if (k == "text" || k == "signatures") {
+          std::optional<YAML::Node>& slot = k == "text" ? text_node : sig_node;
+          if (slot) {
+            d_.error(at(it->first.Mark()), 0, "duplicate key '" + k + "' in violation", "each key once");
+            continue;
+          }
+          slot = it->second;
         } else {
           unknown(it->first, k, {"text", "signatures"});
         }
+      }
+      if (text_node) {
+        const YAML::Mark m = text_node->Mark();
+        s.append(quote(text(*text_node)), m.line + 1, m.column + 1);
+      }
+      if (sig_node) {
+        const YAML::Mark m = sig_node->Mark();
+        Span list = list_span(*sig_node);
+        s.append("signature " + list.text(), m.line + 1, m.column + 1);
       }
       return s;
     }
@@ -333,8 +349,16 @@ void emit_list(YAML::Emitter& e, const std::string& key, const std::vector<std::
 
 ParseResult parse_yaml(std::string_view text, std::string_view file_name) {
   ParseResult r;
+  {
+    // Bytes first, with positions: yaml-cpp's own messages for a tab or a bad
+    // byte do not say which one.
+    detail::Diags d(&r.diagnostics);
+    r.document.file = std::string(file_name);
+    if (detail::check_bytes(text, r.document.file, detail::split_lines(text), d, true) > 0) return r;
+  }
   detail::YamlParser p(text, file_name, &r);
   p.run();
+  detail::cap_diagnostics(&r.diagnostics, detail::kMaxDiagnosticsPerFile, std::string(file_name));
   return r;
 }
 
