@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kc/model.h"
+#include "kc/signature.h"
 #include "kc/status.h"
 
 namespace kc::canary {
@@ -93,7 +94,7 @@ inline std::optional<Signature> guard_signature(const Status& s) {
   const auto close = m.find(')', open);
   const auto comma = m.rfind(", ", close);
   if (close == std::string::npos || comma == std::string::npos || comma < open) return std::nullopt;
-  return Signature{"GUARD_OVERWRITTEN", {m.substr(open, comma - open), m.substr(comma + 2, close - comma - 2)}};
+  return Signature{sig::kGuardOverwritten, {m.substr(open, comma - open), m.substr(comma + 2, close - comma - 2)}};
 }
 
 }  // namespace kc::canary

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "kc/dtype.h"
+#include "kc/signature.h"
 
 namespace kc::engine {
 
@@ -86,13 +87,13 @@ using Notes = std::vector<std::string>;
 /// written; a NaN the kernel wrote has other bits and is judged as a value.
 bool detect_unwritten(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
   if (f.unwritten == f.n) {
-    sigs->push_back({"OUTPUT_NOT_WRITTEN", {}});
+    sigs->push_back({sig::kOutputNotWritten, {}});
     notes->push_back("output '" + obs.output + "' still holds kc's poison bits in all " + std::to_string(f.n) +
                      " elements: the kernel did not write it");
     return true;
   }
   if (f.unwritten == 0) return false;
-  sigs->push_back({"OUTPUT_NOT_WRITTEN", {std::to_string(f.unwritten) + " of " + std::to_string(f.n)}});
+  sigs->push_back({sig::kOutputNotWritten, {std::to_string(f.unwritten) + " of " + std::to_string(f.n)}});
   notes->push_back(std::to_string(f.unwritten) + " of " + std::to_string(f.n) + " elements of '" + obs.output +
                    "' still hold kc's poison bits: the kernel did not write them");
   return f.unwritten_failing == f.fails;  // other failures may have a name of their own
@@ -114,7 +115,7 @@ bool detect_flush(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes
     flushed_failing += failing(obs.got[i], obs.ref[i], i < obs.allowed.size() ? obs.allowed[i] : 0);
   }
   if (flushed == 0 || flushed_failing * 2 < f.fails) return false;
-  sigs->push_back({"FTZ_OBSERVED", {std::to_string(flushed)}});
+  sigs->push_back({sig::kFtzObserved, {std::to_string(flushed)}});
   notes->push_back(std::to_string(flushed) + " of " + std::to_string(subnormal) + " outputs whose reference is " +
                    "subnormal in " + std::string(dtype_info(obs.dtype).name) +
                    " came back as zero: subnormal results were flushed to zero");
@@ -138,7 +139,7 @@ bool detect_saturation(const Observation& obs, const ValueFacts& f, Sigs* sigs, 
     if (beyond == 0 || capped * 2 < beyond || capped * 2 < f.fails) continue;
     const std::string cap_text = fmt_g(cap);
     const std::string format(dtype_info(t).short_name);
-    sigs->push_back({"SATURATION", {cap_text}});
+    sigs->push_back({sig::kSaturation, {cap_text}});
     notes->push_back(std::to_string(capped) + " of " + std::to_string(beyond) + " elements whose reference exceeds " +
                      cap_text + " (" + format + " max) came back capped or infinite: a " + format +
                      " value is on the path");
@@ -157,7 +158,7 @@ bool detect_constant(const Observation& obs, const ValueFacts& f, Sigs* sigs, No
     ref_const = ref_const && obs.ref[i] == obs.ref[0];
   }
   if (!got_const || ref_const) return false;
-  sigs->push_back({"CONSTANT_OUTPUT", {fmt_g(obs.got[0])}});
+  sigs->push_back({sig::kConstantOutput, {fmt_g(obs.got[0])}});
   notes->push_back("every element of '" + obs.output + "' equals " + fmt_g(obs.got[0]) + " while the reference varies");
   return true;
 }
@@ -178,7 +179,7 @@ bool detect_overflow(const Observation& obs, const ValueFacts& f, Sigs* sigs, No
   const double exp_limit = obs.input_format_max > 0 ? std::log(obs.input_format_max) : HUGE_VAL;
   const bool can_overflow = obs.input_max_abs > exp_limit;
   if (inf_out == 0 && (nan_out == 0 || !can_overflow)) return false;
-  sigs->push_back({"OVERFLOW_TO_INF", {std::to_string(inf_out + nan_out)}});
+  sigs->push_back({sig::kOverflowToInf, {std::to_string(inf_out + nan_out)}});
   std::string what = inf_out > 0 ? std::to_string(inf_out) + " outputs are +-Inf" : std::string();
   if (nan_out > 0) what += std::string(what.empty() ? "" : " and ") + std::to_string(nan_out) + " outputs are NaN";
   what += " although every input and the reference are finite";
@@ -199,7 +200,7 @@ bool detect_cancellation(const Observation& obs, const ValueFacts& f, Sigs* sigs
     if ((r > 0 && g <= 0) || std::fabs(g - r) >= 0.5 * std::fabs(r)) ++collapsed;
   }
   if (collapsed * 2 < f.fails) return false;
-  sigs->push_back({"CANCELLATION_COLLAPSE", {std::to_string(collapsed)}});
+  sigs->push_back({sig::kCancellationCollapse, {std::to_string(collapsed)}});
   notes->push_back(std::to_string(collapsed) + " outputs are off by half their value or more on inputs whose "
                    "mean is " + fmt_g(obs.input_offset_ratio) + "x their spread: catastrophic cancellation");
   return true;
@@ -209,19 +210,19 @@ bool detect_cancellation(const Observation& obs, const ValueFacts& f, Sigs* sigs
 /// tolerance is signed) zeros of the wrong sign.
 bool detect_nan_inf(const Observation&, const ValueFacts& f, Sigs* sigs, Notes* notes) {
   if (f.nan_introduced > 0) {
-    sigs->push_back({"NAN_INTRODUCED", {std::to_string(f.nan_introduced)}});
+    sigs->push_back({sig::kNanIntroduced, {std::to_string(f.nan_introduced)}});
     notes->push_back(std::to_string(f.nan_introduced) + " NaN outputs where the reference is not NaN");
   }
   if (f.nan_swallowed > 0) {
-    sigs->push_back({"NAN_SWALLOWED", {std::to_string(f.nan_swallowed)}});
+    sigs->push_back({sig::kNanSwallowed, {std::to_string(f.nan_swallowed)}});
     notes->push_back(std::to_string(f.nan_swallowed) + " outputs are not NaN where the reference is NaN");
   }
   if (f.inf_sign > 0) {
-    sigs->push_back({"INF_SIGN", {std::to_string(f.inf_sign)}});
+    sigs->push_back({sig::kInfSign, {std::to_string(f.inf_sign)}});
     notes->push_back(std::to_string(f.inf_sign) + " infinite outputs with the wrong sign");
   }
   if (f.zero_sign > 0) {
-    sigs->push_back({"ZERO_SIGN", {std::to_string(f.zero_sign)}});
+    sigs->push_back({sig::kZeroSign, {std::to_string(f.zero_sign)}});
     notes->push_back(std::to_string(f.zero_sign) + " zero outputs with the wrong sign (+0 for -0 or -0 for +0)");
   }
   return true;
@@ -280,7 +281,7 @@ void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions&
   std::string name;
   for (const auto& c : explained)
     if (c.score == best.score) name += (name.empty() ? "" : "|") + std::string(dtype_info(c.t).short_name);
-  sigs->push_back({"PRECISION_FINGERPRINT", {name}});
+  sigs->push_back({sig::kPrecisionFingerprint, {name}});
   std::string prose = name;
   for (std::size_t at = prose.find('|'); at != std::string::npos; at = prose.find('|', at))
     prose.replace(at, 1, " or ");
@@ -310,7 +311,7 @@ void classify_wire_precision(const Op& op, const Call& inputs, const Observation
     }
     if (!explained) continue;
     const std::string wire(dtype_info(t).short_name);
-    sigs->push_back({"WIRE_PRECISION", {wire}});
+    sigs->push_back({sig::kWirePrecision, {wire}});
     notes->push_back("every element of '" + obs.output + "' is within the error of " + wire +
                      " messages (gamma(K + 1, " + wire + ") * sum_r |x_r|, max ratio " + fmt_g(worst) +
                      ") but not of FP32 ones: values were compressed to " + wire + " on the wire");
@@ -342,7 +343,7 @@ void classify_accumulator_precision(const Op& op, const Call& inputs, const Obse
     // (a random FP32 value is a fp16 value with probability ~2^-13).
     if (!explained || 2 * ref_on_grid >= obs.got.size()) continue;
     const std::string name(dtype_info(t).short_name);
-    sigs->push_back({"ACCUMULATOR_PRECISION", {name}});
+    sigs->push_back({sig::kAccumulatorPrecision, {name}});
     notes->push_back("every element of '" + obs.output + "' is a " + name + " value (against " +
                      std::to_string(ref_on_grid) + " of " + std::to_string(obs.got.size()) +
                      " reference values) and within the error of a " + name + " accumulation (gamma(" +
@@ -363,7 +364,7 @@ void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions
     const char* signature;
   };
   static const std::vector<Alternative> kAlternatives = {
-      {"activation", {"gelu_erf", "gelu_tanh", "silu", "relu", "identity"}, "FUSION_DIVERGENCE"},
+      {"activation", {"gelu_erf", "gelu_tanh", "silu", "relu", "identity"}, sig::kFusionDivergence},
   };
   for (const auto& alt : kAlternatives) {
     auto it = inputs.config.params.find(alt.param);
@@ -446,7 +447,7 @@ void classify_axes(const std::vector<Config>& configs, const std::vector<bool>& 
       if (!fits) continue;
       std::string axes;
       for (const auto& p : shape_axes) axes += (axes.empty() ? "" : ", ") + p;
-      sigs->push_back({"TILE_REMAINDER", {std::to_string(tile)}});
+      sigs->push_back({sig::kTileRemainder, {std::to_string(tile)}});
       notes->push_back("a config fails exactly when one of " + axes + " is not a multiple of " +
                        std::to_string(tile) + ": a remainder tile is mishandled");
       return;
@@ -466,7 +467,7 @@ void classify_axes(const std::vector<Config>& configs, const std::vector<bool>& 
     if (param == "ranks" && (disjoint || !any_pass)) {
       std::int64_t smallest = INT64_MAX;
       for (const auto& v : fail_values) smallest = std::min<std::int64_t>(smallest, std::atoll(v.c_str()));
-      sigs->push_back({"RANK_COUNT_DEPENDENT", {std::to_string(smallest)}});
+      sigs->push_back({sig::kRankCountDependent, {std::to_string(smallest)}});
       notes->push_back(any_pass ? "fails from " + std::to_string(smallest) + " ranks on, passes below"
                                 : "fails at every rank count tried, from K = " + std::to_string(smallest));
       return;
@@ -475,12 +476,12 @@ void classify_axes(const std::vector<Config>& configs, const std::vector<bool>& 
     std::string values;
     for (const auto& v : fail_values) values += (values.empty() ? "" : ",") + v;
     if (param == "schedule") {
-      sigs->push_back({"SCHEDULE_OUTLIER", {values}});
+      sigs->push_back({sig::kScheduleOutlier, {values}});
       notes->push_back("only schedule " + values + " breaks the bound; every other schedule conforms");
       return;
     }
     if (param == "loss_scale" || param == "quant_scale") {
-      sigs->push_back({"SCALE_DEPENDENT", {param + "=" + values}});
+      sigs->push_back({sig::kScaleDependent, {param + "=" + values}});
       notes->push_back("the result depends on " + param + ": it breaks at " + values + " and holds elsewhere");
       return;
     }
@@ -513,17 +514,17 @@ void classify_axes(const std::vector<Config>& configs, const std::vector<bool>& 
           return;
         }
         if (fits) {
-          sigs->push_back({"TILE_REMAINDER", {std::to_string(tile)}});
+          sigs->push_back({sig::kTileRemainder, {std::to_string(tile)}});
           notes->push_back(param + " values " + values + " (not multiples of " + std::to_string(tile) +
                            ") fail; multiples of " + std::to_string(tile) + " pass: a remainder tile is mishandled");
           return;
         }
       }
-      sigs->push_back({"HELD_OUT_SHAPE", {param + "=" + values}});
+      sigs->push_back({sig::kHeldOutShape, {param + "=" + values}});
       notes->push_back("fails only at " + param + " = " + values + ": correct on the other shapes tried");
       return;
     }
-    sigs->push_back({"CONFIG_DEPENDENT", {param + "=" + values}});
+    sigs->push_back({sig::kConfigDependent, {param + "=" + values}});
     notes->push_back("fails only at " + param + " = " + values);
     return;
   }

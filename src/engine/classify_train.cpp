@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/classify.h"
+#include "kc/signature.h"
 
 namespace kc::engine {
 namespace {
@@ -29,21 +30,21 @@ struct Variant {
 
 // One table: op, oracle option, the value that explains a defect, its name.
 const Variant kVariants[] = {
-    {"cross_entropy", "gradient", "logits_minus_onehot", "GRADIENT_WITHOUT_SOFTMAX",
+    {"cross_entropy", "gradient", "logits_minus_onehot", sig::kGradientWithoutSoftmax,
      "dz matches z - onehot: the softmax is missing from the gradient"},
-    {"kd_loss", "t2_scaling", "off", "MISSING_T2_SCALING",
+    {"kd_loss", "t2_scaling", "off", sig::kMissingT2Scaling,
      "the loss matches alpha KL + (1 - alpha) CE without the T² factor"},
-    {"kd_loss", "kl_direction", "student_teacher", "KL_REVERSED",
+    {"kd_loss", "kl_direction", "student_teacher", sig::kKlReversed,
      "the loss matches KL(p_student || p_teacher): the divergence runs the wrong way"},
-    {"adamw_step", "weight_decay", "coupled", "COUPLED_WEIGHT_DECAY",
+    {"adamw_step", "weight_decay", "coupled", sig::kCoupledWeightDecay,
      "the step matches Adam with L2 decay folded into the gradient (coupled), not AdamW's decoupled decay"},
-    {"adamw_step", "bias_correction", "off", "NO_BIAS_CORRECTION",
+    {"adamw_step", "bias_correction", "off", sig::kNoBiasCorrection,
      "the step matches Adam without the 1 / (1 - beta^t) bias corrections"},
-    {"grad_accum", "average", "off", "ACCUMULATION_NOT_AVERAGED",
+    {"grad_accum", "average", "off", sig::kAccumulationNotAveraged,
      "the gradient matches the sum of the micro-batch gradients, not their mean"},
-    {"slerp", "interpolation", "linear", "LERP_NOT_SLERP",
+    {"slerp", "interpolation", "linear", sig::kLerpNotSlerp,
      "the result matches linear interpolation (1 - t) a + t b, which leaves the sphere"},
-    {"prune_wanda", "score", "magnitude", "SCORE_IGNORES_ACTIVATIONS",
+    {"prune_wanda", "score", "magnitude", sig::kScoreIgnoresActivations,
      "the mask matches magnitude pruning: the activation norms were ignored"},
 };
 
@@ -114,11 +115,11 @@ void classify_roundtrip(const Call& inputs, const Observation& obs, std::vector<
     }
   }
   if (dropped_rows > 0 && changed_rows == 0) {
-    sigs->push_back({"BYTES_DROPPED", {std::to_string(dropped_bytes)}});
+    sigs->push_back({sig::kBytesDropped, {std::to_string(dropped_bytes)}});
     notes->push_back(std::to_string(dropped_bytes) + " input bytes are missing from decode(encode(x)) in " +
                      std::to_string(dropped_rows) + " rows, every other byte intact (" + example + ")");
   } else if (dropped_rows + changed_rows > 0) {
-    sigs->push_back({"BYTES_CHANGED", {std::to_string(dropped_rows + changed_rows)}});
+    sigs->push_back({sig::kBytesChanged, {std::to_string(dropped_rows + changed_rows)}});
     notes->push_back(std::to_string(dropped_rows + changed_rows) + " rows decode to other bytes than they encode");
   }
 }
@@ -156,7 +157,7 @@ void classify_training(const Op& op, const Call& inputs, const OracleOptions& op
       other.config.params[p] = fallback;
       const double r = explained_by(op, other, options, obs);
       if (r >= 0 && r <= 1) {
-        sigs->push_back({"HYPERPARAMETER_IGNORED", {p}});
+        sigs->push_back({sig::kHyperparameterIgnored, {p}});
         notes->push_back("the output matches " + std::string(p) + " = " + fallback + " (max ratio " + fmt_g(r) +
                          ") although the call sets " + p + " = " + have + ": the kernel does not read " + p);
         return;

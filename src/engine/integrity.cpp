@@ -8,6 +8,7 @@
 #include "engine/case_run.h"
 #include "engine/poison.h"
 #include "kc/metrics.h"
+#include "kc/signature.h"
 
 namespace kc::engine {
 
@@ -22,7 +23,7 @@ Step Step::worker_failed(CaseRun& c, const isolate::Outcome& o, const std::strin
 
 void check_inputs_untouched(CaseRun& c, ConfigRun& cr, const Sample& s) {
   if (inputs_hash(s.call) == s.in_hash) return;
-  c.ev.fail_with(cr.ce, {"INPUT_MUTATED", {}}, "the impl modified an input tensor it does not own");
+  c.ev.fail_with(cr.ce, {sig::kInputMutated, {}}, "the impl modified an input tensor it does not own");
 }
 
 Step confirm_unwritten(CaseRun& c, ConfigRun& cr, Sample& s) {
@@ -110,7 +111,7 @@ Step check_stale_output(CaseRun& c, ConfigRun& cr, Sample& s, std::int64_t failu
       same = bitwise_equal(got[i], before[o][i], out.dtype());
   }
   if (!same) return Step::next();
-  c.ev.fail_with(cr.ce, {"STALE_OUTPUT", {}},
+  c.ev.fail_with(cr.ce, {sig::kStaleOutput, {}},
                  "outputs stayed bit-identical when the inputs, at the same addresses, were re-filled "
                  "with new values that change the reference: a result cached by address, or never recomputed");
   c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
@@ -125,7 +126,7 @@ void check_timing_floor(CaseRun& c, ConfigRun& cr) {
   std::nth_element(cr.kernel_seconds.begin(), mid, cr.kernel_seconds.end());
   const double median = *mid;
   if (median >= cr.floor.seconds) return;
-  c.ev.fail_with(cr.ce, {"TIMING_IMPLAUSIBLE", {}},
+  c.ev.fail_with(cr.ce, {sig::kTimingImplausible, {}},
                  "median kernel time " + fmt_g4(median * 1e6) + " us over " +
                      std::to_string(cr.kernel_seconds.size()) + " call(s), warm cache, is below the physical floor " +
                      fmt_g4(cr.floor.seconds * 1e6) + " us (" + cr.floor.basis + "; " + host_peak().basis + ")");

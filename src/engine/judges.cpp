@@ -12,6 +12,7 @@
 #include "engine/policy.h"
 #include "kc/metrics.h"
 #include "kc/obligation.h"
+#include "kc/signature.h"
 #include "kc/verify.h"
 
 namespace kc::engine {
@@ -50,14 +51,14 @@ Step judge_raise(CaseRun& c, ConfigRun& cr, Sample& s, const Status& status) {
     const bool expected = post.kind == Postcondition::Kind::kRaise || s.oracle->raises.has_value() ||
                           (post.kind == Postcondition::Kind::kDeclaredPolicy && c.decl.get(post.policy) == "RAISE");
     if (!expected)
-      c.ev.fail_with(cr.ce, {"UNEXPECTED_RAISE", {}},
+      c.ev.fail_with(cr.ce, {sig::kUnexpectedRaise, {}},
                      "the kernel raised where the contract expects a result: " + status.message());
     return Step::end_sample();
   }
   if (!status.ok()) return Step::end_case(Verdict::kError, "impl failed: " + status.to_string());
   if (post.kind == Postcondition::Kind::kRaise ||
       (s.oracle->raises && post.kind != Postcondition::Kind::kBitwiseIdentical)) {
-    c.ev.fail_with(cr.ce, {"MISSING_RAISE", {}},
+    c.ev.fail_with(cr.ce, {sig::kMissingRaise, {}},
                    "the kernel returned normally where it must raise" +
                        (s.oracle->raises ? ": " + *s.oracle->raises : std::string()));
     return Step::end_sample();
@@ -157,7 +158,7 @@ class PropertyJudge final : public Judge {
         return Step::end_sample();
       }
       if (js.code() == StatusCode::kKernelRaised) {
-        c.ev.fail_with(cr.ce, {"UNEXPECTED_RAISE", {}},
+        c.ev.fail_with(cr.ce, {sig::kUnexpectedRaise, {}},
                        "the kernel raised on the property's transformed input: " + js.message());
         return Step::end_sample();
       }
@@ -194,7 +195,7 @@ class PropertyJudge final : public Judge {
       c.ev.first_property_failure = property.name + ": " + po.evidence;
       c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
     }
-    c.ev.add_signature({"PROPERTY_VIOLATED", {property.name}});
+    c.ev.add_signature({sig::kPropertyViolated, {property.name}});
   }
 };
 
@@ -332,7 +333,7 @@ class RepeatJudge final : public Judge {
       if (s.runs_at[l] > 0)
         where += std::string(where.empty() ? "" : ", ") + level_name(l) + ": " + std::to_string(s.mismatched_at[l]) +
                  " of " + std::to_string(s.runs_at[l] - (l == 0 ? 1 : 0));
-    c.ev.fail_with(cr.ce, {"NONDETERMINISTIC", {of}},
+    c.ev.fail_with(cr.ce, {sig::kNondeterministic, {of}},
                    of + " repeated invocations on identical inputs differ from the first " +
                        (c.plan.agreement == Determinism::kRunToRun
                             ? "by more than relative " + fmt_g4(kRunToRunRelative) + " (declared RUN_TO_RUN)"

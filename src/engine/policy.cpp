@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "kc/metrics.h"
+#include "kc/signature.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace kc::engine {
@@ -49,7 +50,7 @@ PolicyOutcome judge_nan(const PolicyInputs& in) {
     o.pass = declared == NanPolicy::kRaise;
     if (!o.pass) {
       o.mismatches = 1;
-      o.signatures.push_back({"UNEXPECTED_RAISE", {}});
+      o.signatures.push_back({sig::kUnexpectedRaise, {}});
       o.notes.push_back("the kernel raised on NaN/Inf input (" + in.status.message() + ") but declares nan = " +
                         declared_name);
     }
@@ -113,14 +114,14 @@ PolicyOutcome judge_nan(const PolicyInputs& in) {
     case NanPolicy::kRaise:
       o.pass = false;
       o.mismatches = 1;
-      o.signatures.push_back({"MISSING_RAISE", {}});
+      o.signatures.push_back({sig::kMissingRaise, {}});
       o.notes.insert(o.notes.begin(), "NaN/Inf inputs were accepted silently by a kernel that declares nan = RAISE");
       break;
     case NanPolicy::kMask:
       o.mismatches = nan_out;
       o.pass = nan_out == 0;
       if (!o.pass) {
-        o.signatures.push_back({"NAN_INTRODUCED", {std::to_string(nan_out)}});
+        o.signatures.push_back({sig::kNanIntroduced, {std::to_string(nan_out)}});
         o.notes.insert(o.notes.begin(), std::to_string(nan_out) + " NaN outputs from a kernel that declares nan = MASK");
       }
       break;
@@ -129,7 +130,7 @@ PolicyOutcome judge_nan(const PolicyInputs& in) {
       o.pass = o.mismatches == 0;
       std::vector<std::string> found;
       if (swallowed) {
-        o.signatures.push_back({"NAN_SWALLOWED", {std::to_string(swallowed)}});
+        o.signatures.push_back({sig::kNanSwallowed, {std::to_string(swallowed)}});
         // Say what the values are: exp(NaN) = +Inf is not a finite output.
         const std::int64_t finite = swallowed - nan_to_inf;
         std::string what = finite > 0 ? std::to_string(finite) + " outputs are finite" : std::string();
@@ -138,11 +139,11 @@ PolicyOutcome judge_nan(const PolicyInputs& in) {
         found.push_back(what + " where " + reference + " is NaN or Inf (declared nan = IEEE_PROPAGATE)");
       }
       if (introduced) {
-        o.signatures.push_back({"NAN_INTRODUCED", {std::to_string(introduced)}});
+        o.signatures.push_back({sig::kNanIntroduced, {std::to_string(introduced)}});
         found.push_back(std::to_string(introduced) + " outputs are NaN or Inf where " + reference + " is finite");
       }
       if (inf_sign) {
-        o.signatures.push_back({"INF_SIGN", {std::to_string(inf_sign)}});
+        o.signatures.push_back({sig::kInfSign, {std::to_string(inf_sign)}});
         found.push_back(std::to_string(inf_sign) + " infinite outputs have the opposite sign to " + reference);
       }
       o.notes.insert(o.notes.begin(), found.begin(), found.end());
@@ -215,10 +216,10 @@ PolicyOutcome judge_denormal(const PolicyInputs& in) {
                     " subnormal results under IEEE)");
   if (o.observed == "IEEE") {
     o.pass = declared_ieee;
-    if (!o.pass) o.signatures.push_back({"IEEE_OBSERVED", {}});
+    if (!o.pass) o.signatures.push_back({sig::kIeeeObserved, {}});
   } else if (o.observed == "FTZ") {
     o.pass = !declared_ieee;
-    if (!o.pass) o.signatures.push_back({"FTZ_OBSERVED", {}});
+    if (!o.pass) o.signatures.push_back({sig::kFtzObserved, {}});
   } else {
     o.pass = false;
   }
@@ -280,11 +281,11 @@ PolicyOutcome judge_oob(const PolicyInputs& in) {
   if (o.pass) return o;
   o.mismatches = 1;
   if (o.observed == "NONE") {
-    o.signatures.push_back({"OOB_UNDECLARED", {"matches none of RAISE/CLAMP/ZERO"}});
+    o.signatures.push_back({sig::kOobUndeclared, {"matches none of RAISE/CLAMP/ZERO"}});
     o.notes.push_back("undeclared policy: out-of-range indices returned values that match none of RAISE, CLAMP, "
                       "ZERO (declared " + declared_name + "); " + shown);
   } else {
-    o.signatures.push_back({"OOB_POLICY", {o.observed}});
+    o.signatures.push_back({sig::kOobPolicy, {o.observed}});
     o.notes.push_back("out-of-range indices behave as " + o.observed + " but the kernel declares oob = " + declared_name);
   }
   return o;

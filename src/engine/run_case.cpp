@@ -14,6 +14,7 @@
 #include "engine/sample_cache.h"
 #include "kc/metrics.h"
 #include "kc/obligation.h"
+#include "kc/signature.h"
 
 namespace kc::engine {
 
@@ -141,7 +142,7 @@ std::vector<std::string> coverage(const Contract& contract, const Plan& plan) {
   if (probe_exceptional || plan.policy_judge || (cls != contract.meta.end() && cls->second == "exceptional"))
     covers.push_back("exceptional");
   for (const Signature& s : contract.violation.signatures)
-    if (s.name == "TILE_REMAINDER" || s.name == "HELD_OUT_SHAPE") {
+    if (s.name == sig::kTileRemainder || s.name == sig::kHeldOutShape) {
       covers.push_back("held_out_shapes");
       break;
     }
@@ -512,7 +513,7 @@ std::pair<Verdict, std::string> decide(CaseRun& c, std::int64_t skipped_configs)
   // it, with the worst metric / allowed ratio, so the verdict is still named.
   if (ev.signatures.empty())
     for (const auto& e : c.contract.violation.signatures)
-      if (e.name == "TOLERANCE_EXCEEDED" || e.name == "ERROR_BOUND_EXCEEDED") {
+      if (e.name == sig::kToleranceExceeded || e.name == sig::kErrorBoundExceeded) {
         ev.signatures.push_back({e.name, {fmt_g4(res.evidence.max)}});
         ev.note(e.name + "(" + fmt_g4(res.evidence.max) + "): the worst " + plan.metric_name + " is " +
                 fmt_g4(res.evidence.max) + " times what the tolerance allows, with no more specific pattern in it");
@@ -521,7 +522,7 @@ std::pair<Verdict, std::string> decide(CaseRun& c, std::int64_t skipped_configs)
   // Signatures the contract names come first: they are what the contract is about.
   auto listed = [&](const Signature& sg) {
     for (const auto& e : c.contract.violation.signatures)
-      if (e.name == sg.name) return true;
+      if (signature_matches(e.name, sg.name)) return true;
     return false;
   };
   res.signatures = ev.signatures;

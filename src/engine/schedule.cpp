@@ -10,6 +10,7 @@
 
 #include "engine/plan.h"
 #include "kc/engine.h"
+#include "kc/signature.h"
 
 namespace kc::engine {
 
@@ -114,7 +115,7 @@ CaseSchedule case_schedule(const Contract& contract, const Impl& impl, const Che
   // TIMING_IMPLAUSIBLE or aggregates a time metric) and determinism (repeated
   // invocations compared bitwise, "varied concurrency" being the contract's to set).
   for (const auto& sig : contract.violation.signatures)
-    if (sig.name == "TIMING_IMPLAUSIBLE" || sig.name == "NONDETERMINISTIC") return {false, "measures " + sig.name};
+    if (sig.name == sig::kTimingImplausible || sig.name == sig::kNondeterministic) return {false, "measures " + sig.name};
   if (contract.measure.aggregate) {
     const std::string& m = contract.measure.aggregate->metric;
     for (const char* word : {"time", "seconds", "latency", "throughput", "speed"})

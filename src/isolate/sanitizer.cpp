@@ -1,4 +1,5 @@
 #include "kc/sanitizer.h"
+#include "kc/signature.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -233,7 +234,7 @@ void apply(const Report& report, Tool tool, engine::CaseResult& c) {
   if (report.errors <= 0) return;
   const std::string count = std::to_string(report.errors) + (report.errors == 1 ? " error" : " errors");
   c.verdict = engine::Verdict::kError;
-  c.signatures.insert(c.signatures.begin(), Signature{"SANITIZER", {tool_name(tool), count}});
+  c.signatures.insert(c.signatures.begin(), Signature{sig::kSanitizer, {tool_name(tool), count}});
   std::string reason = std::string("compute-sanitizer ") + tool_name(tool) + " reported " + count;
   if (!report.findings.empty()) reason += "; first: " + report.findings.front();
   c.reason = reason + (c.reason.empty() ? "" : " (without the sanitizer: " + c.reason + ")");

@@ -41,6 +41,7 @@
 #include "isolate/sandbox.h"
 #include "kc/canary.h"
 #include "kc/child.h"
+#include "kc/signature.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define KC_ISOLATE_ASAN 1
@@ -944,10 +945,10 @@ Outcome Worker::run_once(Call& call) {
                       " backend's impls ran there), so a worker forked now cannot use it: check " +
                       impl_.declaration().name + " in a kc run without the " + device_runtime_ +
                       " backend's impls (--impl, or kc vet)",
-                  {"WORKER_FAILED", {}});
+                  {sig::kWorkerFailed, {}});
   }
   if (Status s = prepare(call); !s.ok())
-    return failed(s.code(), "cannot start a worker: " + s.message(), {"WORKER_FAILED", {}});
+    return failed(s.code(), "cannot start a worker: " + s.message(), {sig::kWorkerFailed, {}});
   Child& c = *child_;
   for (std::size_t i = 0; i < call.tensors.size(); ++i)
     if (c.sizes[i]) std::memcpy(c.transfer + c.offsets[i], call.tensors[i].raw(), c.sizes[i]);
@@ -1055,13 +1056,13 @@ Outcome Worker::run_once(Call& call) {
   if (end == End::kTimeout) {
     return failed(StatusCode::kDeadlineExceeded,
                   "no result after " + fmt_seconds(limits_.timeout_s) + "; the worker was killed",
-                  {"TIMEOUT", {fmt_seconds(limits_.timeout_s)}});
+                  {sig::kTimeout, {fmt_seconds(limits_.timeout_s)}});
   }
   if (end == End::kMemory) {
     return failed(StatusCode::kResourceExhausted,
                   "the worker's resident memory grew " + std::to_string(rss_growth >> 20) +
                       " MiB beyond kc's own use, past the " + mem + " limit; the worker was killed",
-                  {"MEMORY_LIMIT", {mem}});
+                  {sig::kMemoryLimit, {mem}});
   }
   switch (blk.fault) {
     case Fault::kGuardPage: {
@@ -1073,32 +1074,32 @@ Outcome Worker::run_once(Call& call) {
       return failed(StatusCode::kCrashed,
                     std::string("the kernel ") + (read ? "read" : blk.fault_access == 1 ? "wrote" : "touched") +
                         " the guard page " + where,
-                    {read ? "GUARD_READ" : "GUARD_OVERWRITTEN", {t, side}});
+                    {read ? sig::kGuardRead : sig::kGuardOverwritten, {t, side}});
     }
     case Fault::kCanary: {
       const std::string t = tensor_name(blk.fault_tensor);
       const std::string side = blk.fault_side ? "after" : "before";
       return failed(StatusCode::kCrashed,
                     "canary bytes " + side + " " + t + " changed: the kernel wrote outside the buffer",
-                    {"GUARD_OVERWRITTEN", {t, side}});
+                    {sig::kGuardOverwritten, {t, side}});
     }
     case Fault::kBadAlloc:
       return failed(StatusCode::kResourceExhausted,
                     "an allocation failed (std::bad_alloc) under the " + mem + " memory limit",
-                    {"MEMORY_LIMIT", {mem}});
+                    {sig::kMemoryLimit, {mem}});
     case Fault::kException:
       return failed(StatusCode::kCrashed, std::string("an exception escaped the kernel: ") + blk.message,
-                    {"CRASH", {"exception"}});
+                    {sig::kCrash, {"exception"}});
     case Fault::kSetup:
       return failed(StatusCode::kInternal, std::string("the worker could not start: ") + blk.message,
-                    {"WORKER_FAILED", {}});
+                    {sig::kWorkerFailed, {}});
     case Fault::kLateWrite: {
       const std::string t = tensor_name(blk.fault_tensor);
       return failed(StatusCode::kCrashed,
                     "the kernel wrote " + t + " after " + (late_before ? "the previous call" : "the call") +
                         " returned (a thread or process it left running): the caller would read a result that "
                         "changes under it",
-                    {"LATE_WRITE", {t}});
+                    {sig::kLateWrite, {t}});
     }
     case Fault::kSignal:
     case Fault::kNone:
@@ -1108,13 +1109,13 @@ Outcome Worker::run_once(Call& call) {
     const int sig = WTERMSIG(ws);
     if (sig == SIGXCPU) {
       return failed(StatusCode::kDeadlineExceeded, "the worker used up its CPU-time limit (SIGXCPU)",
-                    {"TIMEOUT", {"cpu"}});
+                    {sig::kTimeout, {"cpu"}});
     }
     if (blk.fault == Fault::kSignal && blk.saved_errno == ENOMEM) {
       return failed(StatusCode::kResourceExhausted,
                     "the kernel crashed with " + signal_name(sig) + " after an allocation failed (ENOMEM) under the " +
                         mem + " memory limit",
-                    {"MEMORY_LIMIT", {mem}});
+                    {sig::kMemoryLimit, {mem}});
     }
     std::string msg = "the worker died with " + signal_name(sig);
     if (blk.fault == Fault::kSignal && (sig == SIGSEGV || sig == SIGBUS)) {
@@ -1123,15 +1124,15 @@ Outcome Worker::run_once(Call& call) {
       msg += std::string(" at address ") + addr;
     }
     if (sig == SIGKILL) msg += " (not sent by kc: the system's OOM killer, or another process)";
-    return failed(StatusCode::kCrashed, msg, {"CRASH", {signal_name(sig)}});
+    return failed(StatusCode::kCrashed, msg, {sig::kCrash, {signal_name(sig)}});
   }
   if (WIFEXITED(ws)) {
     const int code = WEXITSTATUS(ws);
     return failed(StatusCode::kCrashed,
                   "the kernel ended the worker process with exit(" + std::to_string(code) + ")",
-                  {"CRASH", {"exit " + std::to_string(code)}});
+                  {sig::kCrash, {"exit " + std::to_string(code)}});
   }
-  return failed(StatusCode::kCrashed, "the worker ended without a result", {"CRASH", {"unknown"}});
+  return failed(StatusCode::kCrashed, "the worker ended without a result", {sig::kCrash, {"unknown"}});
 }
 
 }  // namespace kc::isolate

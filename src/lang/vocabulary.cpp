@@ -1,10 +1,16 @@
-// kc — the words the language knows: op classes, signatures; nearest-word suggestions.
+// kc — the words the language knows: op classes, signatures; nearest-word
+// suggestions; the check of every name a clause uses against kc's tables.
 #include <algorithm>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "kc/enum_table.h"
 #include "kc/lang.h"
+#include "kc/signature.h"
+#include "kc/vocabulary.h"
+#include "lang/names.h"
 
 namespace kc::lang {
 namespace {
@@ -47,26 +53,9 @@ void add_known_op_class(const std::string& name) {
 }
 
 const std::vector<std::string>& known_signatures() {
-  static const std::vector<std::string> v = {
-      "SATURATION",          "OVERFLOW_TO_INF",      "PRECISION_FINGERPRINT",
-      "CANCELLATION_COLLAPSE", "NAN_INTRODUCED",     "NAN_SWALLOWED",
-      "INF_SIGN",            "OUTPUT_NOT_WRITTEN",   "CONSTANT_OUTPUT",
-      "FUSION_DIVERGENCE",   "SCHEDULE_OUTLIER",     "RANK_COUNT_DEPENDENT",
-      "SCALE_DEPENDENT",     "TILE_REMAINDER",       "HELD_OUT_SHAPE",
-      "CONFIG_DEPENDENT",    "NONDETERMINISTIC",     "FTZ",
-      "OOB_UNDECLARED",      "OOB_POLICY",           "NAN_POLICY",
-      "DENORMAL_POLICY",     "INPUT_MUTATED",        "GUARD_OVERWRITTEN",
-      "CRASH",               "TIMEOUT",              "TIMING_IMPLAUSIBLE",
-      "ERROR_BOUND_EXCEEDED", "TOLERANCE_EXCEEDED",  "ORDER_DEPENDENT",
-      "TYPE_COERCION",       "STALE_OUTPUT",         "LOSS_SCALE",
-      "FTZ_OBSERVED",        "IEEE_OBSERVED",        "MISSING_RAISE",
-      "UNEXPECTED_RAISE",    "WIRE_PRECISION",       "ACCUMULATOR_PRECISION",
-      "PROPERTY_VIOLATED",   "ZERO_SIGN",           "LATE_WRITE",
-      // training ops (engine/classify_train.cpp)
-      "GRADIENT_WITHOUT_SOFTMAX", "MISSING_T2_SCALING", "KL_REVERSED", "COUPLED_WEIGHT_DECAY",
-      "HYPERPARAMETER_IGNORED", "NO_BIAS_CORRECTION", "ACCUMULATION_NOT_AVERAGED", "LERP_NOT_SLERP",
-      "SCORE_IGNORES_ACTIVATIONS", "BYTES_DROPPED", "BYTES_CHANGED",
-  };
+  // The one signature table (kc/signature.h): what the producers attach is
+  // what a contract may name.
+  static const std::vector<std::string> v = kc::signature_names();
   return v;
 }
 
@@ -97,4 +86,143 @@ std::string nearest_word(std::string_view word, const std::vector<std::string>& 
   return best;
 }
 
+
+namespace detail {
+namespace {
+
+/// Offset of `word` as a whole identifier in `t` at or after `from`; npos if absent.
+std::size_t find_ident(const std::string& t, std::string_view word, std::size_t from = 0) {
+  if (word.empty()) return std::string::npos;
+  for (std::size_t at = t.find(word, from); at != std::string::npos; at = t.find(word, at + 1)) {
+    const bool left = at == 0 || !is_ident_char(t[at - 1]);
+    const std::size_t end = at + word.size();
+    const bool right = end >= t.size() || !is_ident_char(t[end]);
+    if (left && right) return at;
+  }
+  return std::string::npos;
+}
+
+/// Offset of `word` after the step keyword `after` (e.g. the metric after "compute").
+std::size_t find_after(const std::string& t, std::string_view after, std::string_view word) {
+  const std::size_t k = find_ident(t, after);
+  const std::size_t at = find_ident(t, word, k == std::string::npos ? 0 : k + after.size());
+  if (at != std::string::npos) return at;
+  return k == std::string::npos ? 0 : k;
+}
+
+bool check_word(Diags& d, const Span& sp, std::size_t at, std::string_view what, const std::string& word,
+                std::span<const WordInfo> table) {
+  if (find_word(table, word)) return true;
+  unknown_name(d, sp, at, what, word, word_names(table));
+  return false;
+}
+
+bool check_aggregate(Diags& d, const Span& sp, std::string_view step, const Aggregate& agg) {
+  const std::string& t = sp.text();
+  bool ok = check_word(d, sp, find_after(t, step, agg.stat), "statistic", agg.stat, aggregate_table());
+  ok = check_word(d, sp, find_after(t, step, agg.metric), "metric", agg.metric, metric_table()) && ok;
+  return ok;
+}
+
+bool check_measure(const Span& sp, const Protocol& m, Diags& d) {
+  const std::string& t = sp.text();
+  bool ok = true;
+  if (m.kind == Protocol::Kind::kInject) {
+    // The spellings NaN, Inf, -Inf and lists of them arrive as nan, inf,
+    // neg_inf or nonfinite; any other probe arrives as written.
+    if (!find_word(probe_table(), m.anomaly)) {
+      const std::size_t k = find_ident(t, "inject");
+      std::size_t at = k == std::string::npos ? 0 : k + 6;
+      while (at < t.size() && t[at] == ' ') ++at;
+      unknown_name(d, sp, at, "probe", m.anomaly, word_names(probe_table()));
+      ok = false;
+    }
+  }
+  Aggregate observed;
+  Cursor oc(m.observe);
+  const std::string o_stat = oc.ident(), o_metric = oc.ident();
+  const bool observe_is_agg = !o_metric.empty() && oc.at_end();
+  if (m.aggregate && !(observe_is_agg && m.aggregate->stat == o_stat && m.aggregate->metric == o_metric &&
+                       find_ident(t, "compute") == std::string::npos))
+    ok = check_aggregate(d, sp, "compute", *m.aggregate) && ok;
+  if (observe_is_agg) {
+    observed.stat = o_stat;
+    observed.metric = o_metric;
+    ok = check_aggregate(d, sp, "observe", observed) && ok;
+  } else if (!m.observe.empty()) {
+    ok = check_word(d, sp, find_after(t, "observe", o_stat), "observed quantity", m.observe, observe_table()) && ok;
+  }
+  return ok;
+}
+
+bool check_pre(const Span& sp, const Contract& c, Diags& d) {
+  bool ok = true;
+  std::size_t search = 0;
+  const std::string& t = sp.text();
+  for (const Predicate& p : c.pre) {
+    if (p.kind != Predicate::Kind::kDeclared) continue;
+    const std::size_t kw = find_ident(t, "declared", search);
+    const std::size_t key_at = find_ident(t, p.key, kw == std::string::npos ? search : kw);
+    search = key_at == std::string::npos ? search : key_at + p.key.size();
+    const WordInfo* key = find_word(declaration_key_table(), p.key);
+    if (!key) {
+      unknown_name(d, sp, key_at == std::string::npos ? 0 : key_at, "declaration key", p.key,
+                   word_names(declaration_key_table()));
+      ok = false;
+      continue;
+    }
+    const std::vector<std::string> values = declaration_values(*key);
+    if (values.empty()) continue;
+    for (const std::string& v : p.values) {
+      bool known = false;
+      for (const auto& k : values) known = known || iequals(k, v);
+      if (known) continue;
+      const std::size_t v_at = find_ident(t, v, search);
+      unknown_name(d, sp, v_at == std::string::npos ? 0 : v_at, "value of declared " + p.key, v, values);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+bool check_violation(const Span& sp, const ViolationSpec& v, Diags& d) {
+  bool ok = true;
+  const std::string& t = sp.text();
+  const std::size_t list = t.rfind("signature");
+  for (const Signature& s : v.signatures) {
+    if (find_signature(s.name)) continue;
+    const std::size_t at = find_ident(t, s.name, list == std::string::npos ? 0 : list);
+    unknown_name(d, sp, at == std::string::npos ? 0 : at, "signature", s.name, signature_names());
+    ok = false;
+  }
+  return ok;
+}
+
+}  // namespace
+
+bool is_unknown_name(const Diagnostic& d) {
+  return d.severity == Diagnostic::Severity::kError && d.message.rfind("unknown ", 0) == 0;
+}
+
+void unknown_name(Diags& d, const Span& sp, std::size_t at, std::string_view what, const std::string& word,
+                  const std::vector<std::string>& known) {
+  d.error(sp, at, "unknown " + std::string(what) + " '" + word + "'", "one of: " + join(known, ", "),
+          nearest_word(word, known));
+}
+
+bool check_clause_names(std::string_view keyword, const Span& body, const Contract& c, Diags& d) {
+  if (keyword == "measure" && c.measure.kind != Protocol::Kind::kProse) return check_measure(body, c.measure, d);
+  if (keyword == "pre") return check_pre(body, c, d);
+  if (keyword == "violation") return check_violation(body, c.violation, d);
+  return true;
+}
+
+bool check_meta_name(std::string_view keyword, const Span& body, const std::string& value, Diags& d) {
+  if (keyword != "class" || find_word(contract_class_table(), value)) return true;
+  const std::size_t at = find_ident(body.text(), value);
+  unknown_name(d, body, at == std::string::npos ? 0 : at, "contract class", value, word_names(contract_class_table()));
+  return false;
+}
+
+}  // namespace detail
 }  // namespace kc::lang

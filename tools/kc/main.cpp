@@ -22,7 +22,9 @@
 #include "kc/op.h"
 #include "kc/report.h"
 #include "kc/sanitizer.h"
+#include "kc/signature.h"
 #include "kc/train_config.h"
+#include "kc/vocabulary.h"
 
 namespace {
 
@@ -54,8 +56,9 @@ commands:
   lint PATHS...        parse contracts; list clause by clause what keeps them from executing
   fmt FILE [--to kc|yaml]
                        print the canonical form (or convert between .kc and YAML)
-  list [contracts|ops|impls]
-                       what kc knows
+  list [WHAT]          what kc knows: contracts (default), ops, impls, properties, and the
+                       language's tables: probes, aggregates, metrics, observe, signatures,
+                       oracles, classes, declarations (--format md: a Markdown table)
   backends             which backends are available here, with versions, and why not
   explain ID           what a contract promises, how it is measured, what a violation means
   verify-trace FILE    check a trace's hash chain
@@ -106,6 +109,10 @@ options (check, grade, calibrate):
   --allow-empty        exit 0 when no case was judged (every case not_applicable,
                        under_specified or skipped); by default such a run exits 4
 
+options (lint):
+  --strict             exit 1 when any clause is descriptive (prose kc cannot enforce);
+                       an unknown name in a clause is exit 2 with or without it
+
 options (check):
   --affected ID        re-verify contract ID and every contract downstream of it (depends)
 
@@ -129,6 +136,7 @@ struct Args {
   std::string out = "kc-report";
   bool color = isatty(STDOUT_FILENO) != 0;
   bool format_given = false;
+  bool strict = false;  ///< lint --strict
   bool fast_tuned = false;  ///< --fast-probes or --fast-samples given
   std::string affected;
   std::string dir;
@@ -287,6 +295,8 @@ int parse_args(int argc, char** argv, Args* a) {
         return usage_error("--fast-samples needs a number of sampled elements (or rows) in [1, 1000000]");
       a->request.fast_samples = static_cast<std::int64_t>(n);
       a->fast_tuned = true;
+    } else if (s == "--strict") {
+      a->strict = true;
     } else if (s == "--allow-empty") {
       a->request.allow_empty = true;
     } else if (s == "--no-color") {
@@ -482,6 +492,12 @@ int cmd_lint(const Args& a) {
             << loaded.contracts.size() - executable << " descriptive";
   if (!loaded.diagnostics.empty()) std::cout << ", " << loaded.diagnostics.size() << " diagnostics";
   std::cout << "\n";
+  // --strict: a descriptive clause is judged under_specified, never enforced.
+  if (a.strict && rc == kExitOk && executable < loaded.contracts.size()) {
+    std::cerr << "kc lint --strict: " << loaded.contracts.size() - executable
+              << " contract(s) with descriptive clauses (listed above); kc cannot enforce them\n";
+    rc = kExitViolation;
+  }
   return rc;
 }
 
@@ -500,6 +516,96 @@ int cmd_fmt(const Args& a) {
   if (to == "yaml") std::cout << kc::lang::print_yaml(parsed.document);
   else if (to == "kc") std::cout << kc::lang::print_kc(parsed.document);
   else return usage_error("--to must be kc or yaml");
+  return kExitOk;
+}
+
+const std::string kLanguageTables = "probes | aggregates | metrics | observe | signatures | oracles | classes | declarations";
+
+/// Prints rows as aligned columns, or (md) as a Markdown table with a header.
+void print_rows(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows, bool md) {
+  if (md) {
+    auto cell = [](std::string v) {
+      std::string out;
+      for (char ch : v) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+      return out;
+    };
+    std::string line = "|", rule = "|";
+    for (const auto& h : header) {
+      line += " " + h + " |";
+      rule += " --- |";
+    }
+    std::cout << line << "\n" << rule << "\n";
+    for (const auto& r : rows) {
+      std::string l = "|";
+      for (const auto& v : r) l += " " + (v.empty() ? std::string("") : cell(v)) + (v.empty() ? "|" : " |");
+      std::cout << l << "\n";
+    }
+    return;
+  }
+  for (const auto& r : rows) {
+    std::string l;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      std::string v = r[i];
+      if (i + 1 < r.size() && v.size() < 24) v.resize(24, ' ');
+      l += (i ? " " : "") + v;
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    std::cout << l << "\n";
+  }
+}
+
+std::vector<std::vector<std::string>> word_rows(std::span<const kc::WordInfo> table, bool with_detail) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& w : table) {
+    std::vector<std::string> r = {std::string(w.name) + std::string(w.args), std::string(w.meaning)};
+    if (with_detail) r.emplace_back(w.detail);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+/// `kc list probes|aggregates|...`: the language's tables (kc/vocabulary.h,
+/// kc/signature.h, the algebraic properties). -1 when `what` is none of them.
+int list_language_table(const std::string& what, bool md) {
+  if (what == "probes") {
+    print_rows({"probe", "what it injects", "ops"}, word_rows(kc::probe_table(), true), md);
+  } else if (what == "aggregates") {
+    print_rows({"statistic", "meaning"}, word_rows(kc::aggregate_table(), false), md);
+  } else if (what == "metrics") {
+    print_rows({"metric", "meaning", "judged under"}, word_rows(kc::metric_table(), true), md);
+  } else if (what == "observe") {
+    print_rows({"observe", "meaning"}, word_rows(kc::observe_table(), false), md);
+  } else if (what == "classes") {
+    print_rows({"class", "family"}, word_rows(kc::contract_class_table(), false), md);
+  } else if (what == "declarations") {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& k : kc::declaration_key_table()) {
+      std::string values;
+      for (const auto& v : kc::declaration_values(k)) values += (values.empty() ? "" : " | ") + v;
+      rows.push_back({std::string(k.name), std::string(k.meaning), values.empty() ? "any" : values});
+    }
+    print_rows({"key", "meaning", "values"}, rows, md);
+  } else if (what == "signatures") {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& sg : kc::signature_table()) {
+      const std::string name = std::string(sg.name) + (sg.args.empty() ? "" : "(" + std::string(sg.args) + ")");
+      rows.push_back({name, std::string(sg.meaning),
+                      sg.members.empty() ? std::string(sg.source) : "family: " + std::string(sg.members)});
+    }
+    print_rows({"signature", "meaning", "produced by"}, rows, md);
+  } else if (what == "oracles") {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& o : kc::oracle_table())
+      rows.push_back({std::string(o.name) + " " + std::string(o.args), std::string(o.meaning)});
+    for (const auto& p : kc::obligation::properties()) {
+      std::string ops;
+      for (const auto& o : p.ops) ops += (ops.empty() ? "" : ", ") + o;
+      rows.push_back({"algebraic " + p.name, p.statement + " (" + ops + ")"});
+    }
+    print_rows({"reference", "meaning"}, rows, md);
+  } else {
+    return -1;
+  }
   return kExitOk;
 }
 
@@ -546,7 +652,8 @@ int cmd_list(const Args& a) {
     }
     return kExitOk;
   }
-  return usage_error("list what? contracts | ops | impls | properties");
+  if (int rc = list_language_table(what, a.format == "md"); rc >= 0) return rc;
+  return usage_error("list what? contracts | ops | impls | properties | " + kLanguageTables);
 }
 
 int cmd_backends(const Args& a) {

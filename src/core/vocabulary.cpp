@@ -1,0 +1,146 @@
+// kc — the tables of words a contract may use (see kc/vocabulary.h).
+#include "kc/vocabulary.h"
+
+#include "kc/declaration.h"
+#include "kc/dtype.h"
+
+namespace kc {
+namespace {
+
+// The probes ops/op.cpp (apply_generic_probe) and the indexing ops apply.
+constexpr WordInfo kProbes[] = {
+    {"nan", "", "quiet NaNs at random positions of the targeted inputs (at density d)", "every op with float inputs"},
+    {"inf", "", "+Inf at random positions", "every op with float inputs"},
+    {"neg_inf", "", "-Inf at random positions", "every op with float inputs"},
+    {"nonfinite", "", "NaN, +Inf and -Inf in turn at random positions, at least one of each",
+     "every op with float inputs"},
+    {"subnormal", "(v)", "values +-v*[1, 2) (default v = min_normal/16 of the tensor's format: subnormal in it)",
+     "every op with float inputs"},
+    {"zero", "", "every element of every target is +0", "every op with float inputs"},
+    {"saturation", "(v)",
+     "positive terms whose accumulation reaches ~4v (default v = 65504, the FP16 maximum): a narrow accumulator "
+     "saturates or overflows",
+     "every op with float inputs; matmul, dot and nrm2 scale it to their accumulation length"},
+    {"mantissa", "(bits)",
+     "values 1 + j 2^-bits (odd j <= 7, default bits = 13): exact in FP32, changed by any narrower format",
+     "every op with float inputs"},
+    {"offset", "(x0, ...)", "x0 added to every element (row r gets x0 number r mod k): large mean, small spread",
+     "every op with float inputs"},
+    {"oob", "(i, ...)", "index arrays mixing in-range and out-of-range values (-1, -bound, bound, bound + 10)",
+     "indexing ops (gather, embedding, index_select, scatter_add)"},
+};
+
+// What `compute STAT` may name: the engine decides on max, p99 or mean of the
+// per-element ratios (engine/run_case.cpp, decide).
+constexpr WordInfo kAggregates[] = {
+    {"max", "", "the largest value over every element, sample and config", ""},
+    {"p99", "", "the 99th percentile of the per-element values", ""},
+    {"mean", "", "the mean of the per-element values", ""},
+};
+
+constexpr WordInfo kMetrics[] = {
+    {"ratio", "", "each element's error divided by what the tolerance allows it (pass if <= 1: within tolerance)",
+     "any tolerance"},
+    {"bound_ratio", "", "|error| / (factor * magnitude) under a componentwise bound (pass iff max <= 1)", "bound"},
+    {"rel_error", "", "relative error, judged as a ratio to the relative tolerance", "relative, elementwise, per_precision"},
+    {"abs_error", "", "absolute error, judged as a ratio to the absolute tolerance", "absolute, elementwise, per_precision"},
+    {"ulp", "", "distance in units in the last place of the output format, judged as a ratio to the ulp tolerance",
+     "ulp, per_precision"},
+    {"mismatches", "", "elements that differ from the exact reference (tolerance none)", "none"},
+    {"mismatched_runs", "", "repeated invocations whose bits differ from the first",
+     "post bitwise_identical or declared_policy determinism"},
+    {"policy_mismatches", "", "elements whose behaviour differs from the declared policy", "post declared_policy"},
+};
+
+constexpr WordInfo kObserve[] = {
+    {"propagation", "", "how injected NaN/Inf reach the output, judged against the declared nan policy", ""},
+    {"policy", "", "the behaviour the probe reveals, judged against the declared policy", ""},
+    {"policy_mismatches", "", "elements whose behaviour differs from the declared policy", ""},
+};
+
+constexpr WordInfo kClasses[] = {
+    {"precision", "", "C-PRC: accumulators, cancellation, denormals, mixed-precision scaling", ""},
+    {"ordering", "", "C-ORD: reduction order, determinism, communication overlap", ""},
+    {"compiler", "", "C-CMP: fusion, schedules, shape polymorphism", ""},
+    {"exceptional", "", "C-EXC: NaN/Inf propagation, out-of-bounds indices", ""},
+};
+
+constexpr WordInfo kOracles[] = {
+    {"higher_precision", "P [with key = value, ...]",
+     "the op's own oracle evaluated in precision P (FP64), with the op's oracle options", ""},
+    {"alternate_stack", "IMPL", "another impl, run in its own worker on the same inputs, is the reference", ""},
+    {"algebraic", "FAMILY.PROPERTY", "a property the outputs must satisfy (`kc list properties`); a name without a "
+                                     "dot is a label for what the postcondition checks",
+     ""},
+    {"stable_algorithm", "NAME", "a numerically stable algorithm for the op (max subtraction, Welford, Kahan)", ""},
+    {"spec", "NAME", "a specification, e.g. IEEE754-2019 for correctly rounded functions", ""},
+};
+
+constexpr WordInfo kDeclarationKeys[] = {
+    // The values of the first five come from their enum tables (kc/declaration.h).
+    {"accumulator", "", "the precision partial sums are kept in", "precision"},
+    {"determinism", "", "what repeated invocations on identical inputs promise", "enum"},
+    {"nan", "", "what NaN/Inf inputs do", "enum"},
+    {"denormal", "", "how subnormal inputs and results are handled", "enum"},
+    {"oob", "", "what an out-of-range index does", "enum"},
+    {"shape_class", "", "the shapes the impl supports (any, multiples of a tile, ...)", ""},
+    {"accuracy", "", "UNDOCUMENTED: the impl's library states no accuracy for the op (results beyond the bound are "
+                     "measured, not judged)",
+     "UNDOCUMENTED"},
+    {"ulp_bound", "", "the documented ulp accuracy of an elementwise function (a number, or UNDOCUMENTED)", ""},
+    {"alpha_zero", "", "GEMM at alpha = 0: A and B are not read (reference BLAS) or the formula is computed",
+     "AB_NOT_READ|FORMULA"},
+    {"beta_zero", "", "GEMM at beta = 0: C is not read (reference BLAS) or the formula is computed",
+     "C_NOT_READ|FORMULA"},
+    {"reentrant", "", "false: the impl must not run concurrently with itself (the determinism sweep skips concurrency)",
+     "true|false"},
+};
+
+}  // namespace
+
+std::span<const WordInfo> probe_table() { return kProbes; }
+std::span<const WordInfo> aggregate_table() { return kAggregates; }
+std::span<const WordInfo> metric_table() { return kMetrics; }
+std::span<const WordInfo> observe_table() { return kObserve; }
+std::span<const WordInfo> contract_class_table() { return kClasses; }
+std::span<const WordInfo> oracle_table() { return kOracles; }
+std::span<const WordInfo> declaration_key_table() { return kDeclarationKeys; }
+
+std::vector<std::string> word_names(std::span<const WordInfo> table) {
+  std::vector<std::string> out;
+  for (const auto& w : table) out.emplace_back(w.name);
+  return out;
+}
+
+const WordInfo* find_word(std::span<const WordInfo> table, std::string_view name) {
+  for (const auto& w : table)
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+std::vector<std::string> declaration_values(const WordInfo& key) {
+  std::vector<std::string> out;
+  auto names = [&out](auto table) {
+    for (const auto& e : table) out.emplace_back(e.name);
+    return out;
+  };
+  if (key.name == "accumulator") {
+    for (const auto& t : all_dtypes()) out.emplace_back(t.name);
+    return out;
+  }
+  if (key.name == "determinism") return names(determinism_table());
+  if (key.name == "nan") return names(nan_policy_table());
+  if (key.name == "denormal") return names(denormal_policy_table());
+  if (key.name == "oob") return names(oob_policy_table());
+  std::string_view d = key.detail;
+  std::size_t start = 0;
+  while (start < d.size()) {
+    std::size_t end = d.find('|', start);
+    if (end == std::string_view::npos) end = d.size();
+    out.emplace_back(d.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace kc
