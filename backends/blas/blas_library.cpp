@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "plugin/load_probe.h"
+
 namespace kc::backends {
 
 namespace {
@@ -46,6 +48,29 @@ Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::open(const BlasLibrarySp
   std::string tried;
   for (const std::string& path : paths) {
     if (!tried.empty()) tried += "; ";
+    // First in a probe child: a library that aborts or hangs while loading
+    // (BLIS with an invalid BLIS_ARCH_TYPE aborts in its constructor) is
+    // unavailable, and kc goes on. Only one that loaded cleanly there, with
+    // every symbol, is loaded here, where the worker forks inherit it.
+    bool ended = false;
+    auto probed = probe_load(file_key("blas|" + spec.name, path), path,
+                             [&]() -> Result<std::string> {
+                               void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+                               if (!h) return unavailable(dl_error_text());
+                               auto lib = adopt(spec, path, h);
+                               if (!lib.ok()) return lib.status();
+                               return (*lib)->version();
+                             },
+                             &ended);
+    if (!probed.ok()) {
+      if (ended) {
+        // It did not survive loading: the next candidate would meet the same
+        // environment, so the library is unavailable as it stands.
+        return unavailable(path + ": " + probed.status().message());
+      }
+      tried += probed.status().message();
+      continue;
+    }
     // RTLD_LOCAL keeps this library's sgemm_ out of the global namespace, so the
     // next library we load does not bind to it.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -4,33 +4,28 @@
 #include <elf.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "kc/child.h"
+#include "plugin/load_probe.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 namespace kc::backends {
 
 namespace {
-
-/// A dlopen handle closed when the last impl using it goes away.
-class LibraryHandle {
- public:
-  explicit LibraryHandle(void* h) : h_(h) {}
-  ~LibraryHandle() {
-    if (h_) dlclose(h_);
-  }
-  LibraryHandle(const LibraryHandle&) = delete;
-  LibraryHandle& operator=(const LibraryHandle&) = delete;
-
- private:
-  void* h_;
-};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -111,14 +106,220 @@ int32_t to_c_role(Role r) {
   return KC_ROLE_IN;
 }
 
+std::uint32_t read_mxcsr() {
+#if defined(__x86_64__) || defined(__i386__)
+  return _mm_getcsr();
+#else
+  return 0;
+#endif
+}
+
+/// A plugin's table as text can carry it: what kc_plugin_init returned, each
+/// string kept apart from a null pointer.
+struct ImplRow {
+  std::optional<std::string> name, op, dtypes, declares, description;
+  bool has_run = false;
+};
+struct Table {
+  bool null_table = false;  ///< kc_plugin_init returned NULL
+  std::uint32_t abi_version = 0;
+  std::optional<std::string> name, version;
+  std::int32_t num_impls = 0;
+  bool impls_null = false;
+  std::vector<ImplRow> rows;  ///< num_impls rows when the table is well formed
+  std::string device_runtime;
+  std::map<std::string, std::string> info;
+  std::uint32_t mxcsr_before = 0, mxcsr_after = 0;
+};
+
+std::optional<std::string> opt(const char* s) { return s ? std::optional<std::string>(s) : std::nullopt; }
+
+/// Reads the plugin's table (in the probe child, or in kc for an init linked into it).
+Table read_table(const kc_plugin* p) {
+  Table t;
+  if (!p) {
+    t.null_table = true;
+    return t;
+  }
+  t.abi_version = p->abi_version;
+  t.name = opt(p->name);
+  t.version = opt(p->version);
+  t.num_impls = p->num_impls;
+  t.impls_null = p->impls == nullptr;
+  if (p->abi_version != KC_PLUGIN_ABI_VERSION || p->num_impls < 0 || t.impls_null) return t;
+  for (std::int32_t i = 0; i < p->num_impls; ++i) {
+    const kc_impl_desc& d = p->impls[i];
+    t.rows.push_back({opt(d.name), opt(d.op), opt(d.dtypes), opt(d.declares), opt(d.description), d.run != nullptr});
+  }
+  return t;
+}
+
+void write_opt(FieldWriter& w, const std::optional<std::string>& s) {
+  if (s) w.add(*s);
+  else w.add_optional(nullptr);
+}
+
+std::string encode(const Table& t) {
+  FieldWriter w;
+  w.add(t.null_table ? "null" : "table");
+  w.add(std::to_string(t.abi_version));
+  write_opt(w, t.name);
+  write_opt(w, t.version);
+  w.add(std::to_string(t.num_impls));
+  w.add(t.impls_null ? "1" : "0");
+  w.add(std::to_string(t.rows.size()));
+  for (const ImplRow& r : t.rows) {
+    for (const auto* f : {&r.name, &r.op, &r.dtypes, &r.declares, &r.description}) write_opt(w, *f);
+    w.add(r.has_run ? "1" : "0");
+  }
+  w.add(t.device_runtime);
+  w.add(std::to_string(t.info.size()));
+  for (const auto& [k, v] : t.info) {
+    w.add(k);
+    w.add(v);
+  }
+  w.add(std::to_string(t.mxcsr_before));
+  w.add(std::to_string(t.mxcsr_after));
+  return w.text();
+}
+
+Result<Table> decode(const std::string& text) {
+  FieldReader r(text);
+  const Status bad = internal_error("the probe child's answer is malformed");
+  std::string f;
+  bool present = false;
+  auto number = [&](auto* out) -> bool {
+    if (!r.next(&f) || f.empty()) return false;
+    long long v = 0;
+    if (std::sscanf(f.c_str(), "%lld", &v) != 1) return false;
+    *out = static_cast<std::remove_pointer_t<decltype(out)>>(v);
+    return true;
+  };
+  auto optional = [&](std::optional<std::string>* out) -> bool {
+    if (!r.next(&f, &present)) return false;
+    *out = present ? std::optional<std::string>(f) : std::nullopt;
+    return true;
+  };
+  Table t;
+  if (!r.next(&f)) return bad;
+  t.null_table = f == "null";
+  std::size_t rows = 0, info = 0;
+  if (!number(&t.abi_version) || !optional(&t.name) || !optional(&t.version) || !number(&t.num_impls) ||
+      !r.next(&f))
+    return bad;
+  t.impls_null = f == "1";
+  if (!number(&rows) || rows > (1u << 20)) return bad;
+  for (std::size_t i = 0; i < rows; ++i) {
+    ImplRow row;
+    for (auto* field : {&row.name, &row.op, &row.dtypes, &row.declares, &row.description})
+      if (!optional(field)) return bad;
+    if (!r.next(&f)) return bad;
+    row.has_run = f == "1";
+    t.rows.push_back(std::move(row));
+  }
+  if (!r.next(&t.device_runtime) || !number(&info) || info > 1024) return bad;
+  for (std::size_t i = 0; i < info; ++i) {
+    std::string k, v;
+    if (!r.next(&k) || !r.next(&v)) return bad;
+    t.info[k] = v;
+  }
+  if (!number(&t.mxcsr_before) || !number(&t.mxcsr_after)) return bad;
+  return t;
+}
+
+/// One plugin library as one process maps it: loaded there on first need
+/// (dlopen, kc_plugin_init) and never unloaded, since its constructors have
+/// run and a kernel of it may still be running on another thread. The names
+/// the probe saw are checked against what the library describes this time.
+class LibrarySlot {
+ public:
+  LibrarySlot(std::string path, kc_plugin_init_fn init, std::vector<std::string> names)
+      : path_(std::move(path)), init_(init), names_(std::move(names)) {}
+
+  /// The plugin's table in this process, loading the library if needed.
+  Result<const kc_plugin*> ensure() const {
+    const Mapped* m = mapped_.load(std::memory_order_acquire);
+    if (!m) {
+      // No lock: a worker is forked while other threads of kc run, and a lock
+      // held by one of them then would stay held in the worker for ever. Two
+      // threads loading at once both dlopen (the second only adds a reference).
+      const Mapped* fresh = new Mapped(load_here());
+      const Mapped* expected = nullptr;
+      if (mapped_.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
+        m = fresh;
+      } else {
+        delete fresh;
+        m = expected;
+      }
+    }
+    if (!m->error.empty()) return unavailable(m->error);
+    return m->table;
+  }
+
+ private:
+  struct Mapped {
+    const kc_plugin* table = nullptr;
+    std::string error;
+  };
+
+  Mapped load_here() const {
+    Mapped m;
+    const kc_plugin* p = nullptr;
+    if (init_) {
+      p = init_(KC_PLUGIN_ABI_VERSION);
+    } else {
+      void* h = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+      if (!h) {
+        const char* e = dlerror();
+        m.error = "cannot load " + path_ + ": " + (e ? e : "dlopen failed");
+        return m;
+      }
+      auto init = reinterpret_cast<kc_plugin_init_fn>(dlsym(h, KC_PLUGIN_INIT_SYMBOL));
+      if (!init) {
+        m.error = path_ + ": no symbol " + KC_PLUGIN_INIT_SYMBOL;
+        return m;
+      }
+      p = init(KC_PLUGIN_ABI_VERSION);
+    }
+    if (!p || p->abi_version != KC_PLUGIN_ABI_VERSION || p->num_impls < 0 || (p->num_impls > 0 && !p->impls) ||
+        static_cast<std::size_t>(p->num_impls) != names_.size()) {
+      m.error = path_ + ": kc_plugin_init described the plugin differently than in its probe";
+      return m;
+    }
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      const char* got = p->impls[i].name;
+      if (!got || names_[i] != got || !p->impls[i].run) {
+        m.error = path_ + ": impl #" + std::to_string(i) + " is not '" + names_[i] + "' as in its probe";
+        return m;
+      }
+    }
+    m.table = p;
+    return m;
+  }
+
+  std::string path_;
+  kc_plugin_init_fn init_;
+  std::vector<std::string> names_;
+  mutable std::atomic<const Mapped*> mapped_{nullptr};
+};
+
 class PluginImpl final : public Impl {
  public:
-  PluginImpl(std::shared_ptr<LibraryHandle> lib, const kc_impl_desc& desc, Declaration decl)
-      : lib_(std::move(lib)), run_(desc.run), user_data_(desc.user_data), decl_(std::move(decl)) {}
+  PluginImpl(std::shared_ptr<const LibrarySlot> lib, std::size_t index, LoadPolicy policy, Declaration decl)
+      : lib_(std::move(lib)), index_(index), policy_(policy), decl_(std::move(decl)) {}
 
   const Declaration& declaration() const override { return decl_; }
 
+  Status load_in_worker() const override { return lib_->ensure().status(); }
+
+  Status load_before_fork() const override {
+    return policy_ == LoadPolicy::kBeforeFork ? lib_->ensure().status() : ok_status();
+  }
+
   Status run(Call& call) const override {
+    auto table = lib_->ensure();
+    if (!table.ok()) return table.status();
+    const kc_impl_desc& desc = (*table)->impls[index_];
     // Attribute and tensor arrays point into `call` and these locals; the
     // plugin must not keep them past run (kc_plugin.h).
     std::vector<kc_attr> attrs;
@@ -148,7 +349,7 @@ class PluginImpl final : public Impl {
     c.attrs = attrs.data();
 
     std::array<char, 1024> message{};
-    const int32_t rc = run_(&c, message.data(), message.size(), user_data_);
+    const int32_t rc = desc.run(&c, message.data(), message.size(), desc.user_data);
     message.back() = '\0';  // a plugin that fills the buffer need not terminate it
     const std::string text = message.data();
     switch (rc) {
@@ -167,52 +368,60 @@ class PluginImpl final : public Impl {
   }
 
  private:
-  std::shared_ptr<LibraryHandle> lib_;  // keeps run_ mapped
-  kc_run_fn run_;
-  void* user_data_;
+  std::shared_ptr<const LibrarySlot> lib_;
+  std::size_t index_;
+  LoadPolicy policy_;
   Declaration decl_;
 };
 
-Result<LoadedPlugin> describe(const kc_plugin* p, std::shared_ptr<LibraryHandle> lib,
-                              const std::string& backend, const std::string& device_runtime) {
-  if (!p)
+Result<LoadedPlugin> describe(const Table& t, const PluginSource& src, const std::string& backend) {
+  if (t.null_table)
     return unavailable("kc_plugin_init returned NULL (plugin refused host ABI " +
                        std::to_string(KC_PLUGIN_ABI_VERSION) + ")");
-  if (p->abi_version != KC_PLUGIN_ABI_VERSION) {
-    return unavailable("plugin was built against ABI " + std::to_string(p->abi_version) +
+  if (t.abi_version != KC_PLUGIN_ABI_VERSION) {
+    return unavailable("plugin was built against ABI " + std::to_string(t.abi_version) +
                        ", host speaks ABI " + std::to_string(KC_PLUGIN_ABI_VERSION));
   }
-  if (p->num_impls < 0 || (p->num_impls > 0 && !p->impls)) {
-    return invalid_argument("impl table is malformed (num_impls " + std::to_string(p->num_impls) +
-                            ")");
+  if (t.num_impls < 0 || (t.num_impls > 0 && t.impls_null) ||
+      t.rows.size() != static_cast<std::size_t>(t.num_impls)) {
+    return invalid_argument("impl table is malformed (num_impls " + std::to_string(t.num_impls) + ")");
   }
   LoadedPlugin out;
-  out.version = std::string(p->name ? p->name : "(unnamed)") + " " +
-                (p->version ? p->version : "(no version)") + ", ABI " +
-                std::to_string(p->abi_version);
-  out.plugin_version = p->version ? p->version : "";
-  for (int32_t i = 0; i < p->num_impls; ++i) {
-    const kc_impl_desc& d = p->impls[i];
-    const std::string where =
-        "impl #" + std::to_string(i) + (d.name ? std::string(" '") + d.name + "'" : "");
-    if (!d.name || !*d.name || !d.op || !*d.op || !d.run) {
+  out.version = t.name.value_or("(unnamed)") + " " + t.version.value_or("(no version)") + ", ABI " +
+                std::to_string(t.abi_version);
+  out.plugin_version = t.version.value_or("");
+  out.info = t.info;
+  out.mxcsr_before = t.mxcsr_before;
+  out.mxcsr_after = t.mxcsr_after;
+  std::vector<Declaration> decls;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const ImplRow& d = t.rows[i];
+    const std::string where = "impl #" + std::to_string(i) + (d.name ? " '" + *d.name + "'" : "");
+    if (!d.name || d.name->empty() || !d.op || d.op->empty() || !d.has_run) {
       return invalid_argument(where + ": name, op and run are required");
     }
     Declaration decl;
-    decl.name = d.name;
-    decl.op = d.op;
+    decl.name = *d.name;
+    decl.op = *d.op;
     decl.backend = backend;
-    decl.description = d.description ? d.description : "";
-    decl.source = std::string("plugin ") + (p->name ? p->name : "");
-    if (!device_runtime.empty()) decl.extra[std::string(kDeviceRuntimeKey)] = device_runtime;
-    if (Status s = parse_dtypes(d.dtypes, &decl.dtypes); !s.ok()) return s.with_context(where);
-    if (Status s = parse_declares(d.declares, &decl); !s.ok()) return s.with_context(where);
-    if (auto src = decl.extra.find("source"); src != decl.extra.end()) {
-      decl.source = src->second;
-      decl.extra.erase(src);
+    decl.description = d.description.value_or("");
+    decl.source = "plugin " + t.name.value_or("");
+    if (!t.device_runtime.empty()) decl.extra[std::string(kDeviceRuntimeKey)] = t.device_runtime;
+    if (Status s = parse_dtypes(d.dtypes ? d.dtypes->c_str() : nullptr, &decl.dtypes); !s.ok())
+      return s.with_context(where);
+    if (Status s = parse_declares(d.declares ? d.declares->c_str() : nullptr, &decl); !s.ok())
+      return s.with_context(where);
+    if (auto source = decl.extra.find("source"); source != decl.extra.end()) {
+      decl.source = source->second;
+      decl.extra.erase(source);
     }
-    out.impls.push_back(std::make_shared<PluginImpl>(lib, d, std::move(decl)));
+    names.push_back(decl.name);
+    decls.push_back(std::move(decl));
   }
+  auto lib = std::make_shared<const LibrarySlot>(src.path, src.init, std::move(names));
+  for (std::size_t i = 0; i < decls.size(); ++i)
+    out.impls.push_back(std::make_shared<PluginImpl>(lib, i, src.policy, std::move(decls[i])));
   return out;
 }
 
@@ -258,26 +467,48 @@ std::string device_runtime_of(void* handle, const std::string& path) {
   return "";
 }
 
-}  // namespace
-
-Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend) {
-  if (src.init) return describe(src.init(KC_PLUGIN_ABI_VERSION), nullptr, backend, "");
+/// The probe child's work: load the library, ask it for its table, and send
+/// the table back as text. Runs only in the child.
+Result<std::string> probe_in_child(const PluginSource& src) {
+  const std::uint32_t mxcsr_before = read_mxcsr();
   void* h = dlopen(src.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
     return unavailable(e ? e : "dlopen failed");
   }
-  auto lib = std::make_shared<LibraryHandle>(h);
   dlerror();
   auto init = reinterpret_cast<kc_plugin_init_fn>(dlsym(h, KC_PLUGIN_INIT_SYMBOL));
   if (!init) {
     const char* e = dlerror();
-    return unavailable(std::string("no symbol ") + KC_PLUGIN_INIT_SYMBOL +
-                       (e ? std::string(": ") + e : ""));
+    return unavailable(std::string("no symbol ") + KC_PLUGIN_INIT_SYMBOL + (e ? std::string(": ") + e : ""));
   }
-  return describe(init(KC_PLUGIN_ABI_VERSION), std::move(lib), backend, device_runtime_of(h, src.path));
+  Table t = read_table(init(KC_PLUGIN_ABI_VERSION));
+  t.mxcsr_before = mxcsr_before;
+  t.mxcsr_after = read_mxcsr();
+  t.device_runtime = device_runtime_of(h, src.path);
+  for (const std::string& symbol : src.info_symbols) {
+    using InfoFn = const char* (*)();
+    if (auto fn = reinterpret_cast<InfoFn>(dlsym(h, symbol.c_str()))) {
+      const char* text = fn();
+      t.info[symbol] = text ? text : "";
+    }
+  }
+  return encode(t);
 }
 
+}  // namespace
+
+Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend, bool* died) {
+  if (died) *died = false;
+  if (src.init) return describe(read_table(src.init(KC_PLUGIN_ABI_VERSION)), src, backend);
+  std::string key = "plugin";
+  for (const std::string& s : src.info_symbols) key += "|" + s;
+  auto text = probe_load(file_key(key, src.path), src.path, [&] { return probe_in_child(src); }, died);
+  if (!text.ok()) return text.status();
+  auto table = decode(*text);
+  if (!table.ok()) return table.status();
+  return describe(*table, src, backend);
+}
 namespace {
 
 class PluginBackend final : public Backend {
@@ -295,6 +526,7 @@ class PluginBackend final : public Backend {
     info.available = error_.empty();
     info.version = version_;
     info.reason = error_.empty() ? "loaded from " + paths_ : error_;
+    info.load_died = load_died_;
     return info;
   }
 
@@ -313,7 +545,9 @@ class PluginBackend final : public Backend {
     }
     std::set<std::string> names;
     for (const PluginSource& src : sources_) {
-      auto plugin = load_plugin(src, "plugin");
+      bool died = false;
+      auto plugin = load_plugin(src, "plugin", &died);
+      load_died_ = load_died_ || died;
       if (!plugin.ok()) {
         error_ += (error_.empty() ? "" : "; ") + src.path + ": " + plugin.status().message();
         continue;
@@ -334,6 +568,7 @@ class PluginBackend final : public Backend {
 
   std::vector<PluginSource> sources_;
   bool loaded_ = false;
+  bool load_died_ = false;  ///< a source aborted, crashed, exited or hung in its probe
   std::string error_;
   std::string version_;
   std::string paths_;

@@ -2,8 +2,6 @@
 // kc_backends on every machine; without libtorch it reports why.
 #include "torch_backend.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -50,16 +48,10 @@ class TorchBackend final : public Backend {
       return;
 #endif
     }
-    // RTLD_NODELETE: libtorch must never be unloaded (its static destructors
-    // run at exit otherwise, after kc's registries may be gone).
-    void* h = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!h) {
-      const char* e = dlerror();
-      error_ = "cannot load " + path_ + ": " + (e ? e : "dlopen failed");
-      return;
-    }
-    auto plugin = load_plugin(PluginSource{path_, nullptr}, "torch");
-    dlclose(h);  // load_plugin holds its own reference
+    // Probed in a child; kc maps it (never to unload it) only before forking
+    // the first worker of a torch impl, which then inherit it: loading libtorch
+    // takes about a second, too much to repeat in every worker.
+    auto plugin = load_plugin(PluginSource{path_, nullptr, LoadPolicy::kBeforeFork, {}}, "torch");
     if (!plugin.ok()) {
       error_ = path_ + ": " + plugin.status().message();
       return;

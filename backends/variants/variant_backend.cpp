@@ -1,8 +1,6 @@
 // kc — the variant loader shared by the eigen and compilers backends (see variant_backend.h).
 #include "variant_backend.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -90,6 +88,12 @@ class VariantImpl final : public Impl {
     // skipped, not as outside the impl's scope.
     if (!unavailable_.empty()) return unavailable(decl_.name + ": " + unavailable_);
     return inner_->can_implement(call);
+  }
+
+  // The variant's library is loaded where the inner plugin impl loads it: in the worker.
+  Status load_in_worker() const override { return unavailable_.empty() ? inner_->load_in_worker() : ok_status(); }
+  Status load_before_fork() const override {
+    return unavailable_.empty() ? inner_->load_before_fork() : ok_status();
   }
 
   Status run(Call& call) const override {
@@ -192,15 +196,15 @@ class VariantBackend final : public Backend {
         continue;
       }
       const std::string path = dir + "/" + v.library;
-      const std::uint32_t before = read_mxcsr();
-      auto plugin = load_plugin({path, nullptr}, spec_.name);
-      const std::uint32_t after = read_mxcsr();
-      write_mxcsr(before);
+      // Probed in a child (load_plugin): kc's process never loads a variant,
+      // its workers do; MXCSR is read there before and after the load.
+      auto plugin = load_plugin({path, nullptr, LoadPolicy::kWorkerOnly, {"kc_variant_simd"}}, spec_.name);
       if (!plugin.ok()) {
         not_loaded[v.label] = "cannot load " + path + ": " + plugin.status().message();
         findings.push_back(v.label + ": load failed: " + plugin.status().message());
         continue;
       }
+      const std::uint32_t before = plugin->mxcsr_before, after = plugin->mxcsr_after;
       const bool changed = (after & kControlBits) != (before & kControlBits);
       Loaded l{&v, std::move(plugin).value(), after, changed, changed ? describe_mxcsr_change(before, after) : ""};
       const std::string prefix = spec_.name + "." + v.label + ".";
@@ -214,12 +218,8 @@ class VariantBackend final : public Backend {
       }
       std::string finding = v.label + ": loaded";
       // A build may say what it vectorizes with (eigen: SimdInstructionSetsInUse()).
-      if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
-        using SimdFn = const char* (*)();
-        if (auto simd = reinterpret_cast<SimdFn>(dlsym(h, "kc_variant_simd")))
-          finding += std::string(" (SIMD: ") + simd() + ")";
-        dlclose(h);
-      }
+      if (auto simd = l.plugin.info.find("kc_variant_simd"); simd != l.plugin.info.end())
+        finding += " (SIMD: " + simd->second + ")";
       if (l.mxcsr_changed) finding += ", loading sets " + l.mxcsr_note + " (replayed per call)";
       findings.push_back(finding);
       loaded.push_back(std::move(l));

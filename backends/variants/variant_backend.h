@@ -13,16 +13,20 @@
 //     label <TAB> library <TAB> cpu features <TAB> compiler <TAB> flags <TAB> note
 // so the build system is the one place a variant is defined.
 //
-// Loading is guarded two ways:
+// Loading is guarded three ways:
 //  - a variant whose code needs CPU features this CPU lacks (avx512f, ...) is
 //    never dlopen'ed (its constructors could already execute such code); its
 //    impls are still listed, with the declarations of a sibling build of the
 //    same source, and every case reports `skipped` with the reason;
-//  - MXCSR (the SSE rounding/FTZ/DAZ control) is saved before dlopen and
-//    restored after: a library linked with crtfastmath.o sets FTZ|DAZ from a
-//    constructor, which would otherwise change kc's own arithmetic (oracles
-//    included). The change is recorded and replayed around each of that
-//    variant's calls, so its impls behave as they do in any process that loads them.
+//  - the others are loaded first in a probe child (plugin/load_probe.h), which
+//    sends back their impls; kc's own process never loads a variant, each of
+//    its impls' workers does. A variant that aborts or hangs while loading is
+//    reported so, and the backend goes on with the rest;
+//  - MXCSR (the SSE rounding/FTZ/DAZ control) is read in the probe child
+//    before and after the load: a library linked with crtfastmath.o sets
+//    FTZ|DAZ from a constructor. The change is recorded and replayed around
+//    each of that variant's calls, so its impls behave as they do in any
+//    process that loads them (and an in-process run leaves kc's own MXCSR as it was).
 #pragma once
 
 #include <cstdint>

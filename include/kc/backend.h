@@ -26,6 +26,17 @@ class Impl {
   /// Runs the kernel on call's tensors, writing its outputs in place.
   /// A kernel that reports an error returns kKernelRaised with its message.
   virtual Status run(Call& call) const = 0;
+
+  /// Maps what run needs into the calling process: a plugin's shared library,
+  /// which kc's own process never loads (docs/isolation.md). A worker calls it
+  /// once, before its sandbox closes; run calls it on first use anywhere else
+  /// (--isolate none). Idempotent. The default has nothing to load.
+  virtual Status load_in_worker() const { return ok_status(); }
+  /// Called in kc's process before a worker for this impl is forked. An impl
+  /// whose library is costly to load (libtorch: about a second) and loaded
+  /// cleanly in a probe child maps it here, once, so that every worker inherits
+  /// it instead of loading it again. The default has nothing to load.
+  virtual Status load_before_fork() const { return ok_status(); }
 };
 
 /// What `kc backends` prints for one backend.
@@ -35,6 +46,10 @@ struct BackendInfo {
   std::string version;      ///< library version, when known
   std::string reason;       ///< why unavailable, or where it was loaded from
   std::string description;
+  /// A library of this backend aborted, crashed, exited or hung while loading
+  /// in its probe child (the reason says which): a finding about the library,
+  /// not a mistake in how kc was asked to load it.
+  bool load_died = false;
 };
 
 /// A family of impls sharing a runtime.
@@ -71,6 +86,11 @@ class BackendRegistry {
   std::vector<std::unique_ptr<Backend>> backends_;
   std::vector<Probed> probed_;  ///< parallel to the first probed_.size() backends_
 };
+
+/// Every library that aborted, crashed, exited or hung while loading in a
+/// probe child in this process so far, one line each: "PATH: aborted while
+/// loading (SIGABRT); it printed: ...". What kc says on stderr after a run.
+std::vector<std::string> library_load_failures();
 
 /// Options for the built-in backend table.
 struct BackendOptions {

@@ -22,8 +22,18 @@ namespace kc {
 /// without an answer, or no answer within `timeout_s` is kUnavailable, naming
 /// `what` ("the CUDA probe") and the signal or the timeout. The child leaves
 /// with _exit: no atexit handlers, no static destructors, no repeated output.
+///
+/// The child leads a process group of its own and dies with kc's thread that
+/// forked it; whatever it started is killed with it when it ends.
+struct ChildEnd {
+  int signal = 0;          ///< the signal that ended the child (0: none)
+  int exit_code = -1;      ///< its exit status when it exited without answering
+  bool timed_out = false;  ///< kc killed it at timeout_s
+  bool answered = false;   ///< it sent its answer (before whatever ended it)
+};
+/// `end`, when given, says how the child ended, for callers that word a crash themselves.
 Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn, double timeout_s,
-                                 std::string_view what);
+                                 std::string_view what, ChildEnd* end = nullptr);
 
 /// The declaration extra an impl uses to say it starts a device runtime
 /// itself: extra[device_runtime] = "cuda" (set by the plugin backend for a

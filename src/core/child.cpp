@@ -1,6 +1,7 @@
 #include "kc/child.h"
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,8 +16,12 @@
 namespace kc {
 
 Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn, double timeout_s,
-                                 std::string_view what) {
+                                 std::string_view what, ChildEnd* end) {
   const std::string who(what);
+  ChildEnd ignored;
+  if (!end) end = &ignored;
+  *end = ChildEnd{};
+  const pid_t parent = getpid();
   int fds[2];
   if (pipe(fds) != 0) return internal_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
@@ -28,6 +33,10 @@ Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn,
   }
   if (pid == 0) {
     close(fds[0]);
+    // Its own process group (kc ends what it starts with it), and no life past kc's.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     Result<std::string> r = fn();
     // One code byte (0 = OK, else the StatusCode), then the text.
     const std::string text = r.ok() ? *r : r.status().message();
@@ -45,6 +54,7 @@ Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn,
     _exit(0);
   }
   close(fds[1]);
+  setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   std::string got;
   bool timed_out = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
@@ -65,10 +75,15 @@ Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn,
     got.append(buf, static_cast<std::size_t>(n));
   }
   close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out) kill(-pid, SIGKILL);
   int ws = 0;
   while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
   }
+  kill(-pid, SIGKILL);  // what the child started and left behind
+  end->timed_out = timed_out;
+  end->answered = !got.empty();
+  if (!timed_out && WIFSIGNALED(ws)) end->signal = WTERMSIG(ws);
+  if (!timed_out && WIFEXITED(ws)) end->exit_code = WEXITSTATUS(ws);
   if (timed_out) return unavailable(who + " gave no answer within " + std::to_string(timeout_s) + " s");
   if (WIFSIGNALED(ws))
     return unavailable(who + " died with signal " + std::to_string(WTERMSIG(ws)) + " (" + strsignal(WTERMSIG(ws)) +

@@ -247,6 +247,8 @@ class ConcurrentImpl final : public Impl {
       : impl_(impl), copies_(copies), agreement_(agreement) {}
   const Declaration& declaration() const override { return impl_.declaration(); }
   Status can_implement(const Call& call) const override { return impl_.can_implement(call); }
+  Status load_in_worker() const override { return impl_.load_in_worker(); }
+  Status load_before_fork() const override { return impl_.load_before_fork(); }
   Status run(Call& call) const override {
     std::vector<PrivateCall> copies;
     for (int i = 1; i < copies_; ++i) copies.push_back(private_copy(call));

@@ -391,10 +391,12 @@ std::vector<lang::Diagnostic> check_selection(const CheckRequest& request, const
                                     lang::nearest_word(f, ids)));
   check_impl_filters(request, impls, backends, &out);
   // A library given to load must load: its impls are what the user asked about.
+  // One that died or hung while loading (in its probe child) is a finding about
+  // the library, not a usage error: kc says so and runs the rest.
   auto loaded_ok = [&](const std::string& backend, const std::string& flag, const std::vector<std::string>& given) {
     if (given.empty()) return;
     for (const auto& b : backends)
-      if (b.name == backend && !b.available)
+      if (b.name == backend && !b.available && !b.load_died)
         out.push_back(selection_error(flag, "cannot load: " + b.reason, ""));
   };
   loaded_ok("plugin", "--plugin", request.plugin_paths);

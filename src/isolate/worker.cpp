@@ -628,6 +628,9 @@ constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  
       if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(sig, &die, nullptr);
     }
   }
+  // A plugin's library is loaded here, in the worker, never in kc's process
+  // (kc/backend.h): before the sandbox hides its file or refuses what loading needs.
+  if (Status s = impl.load_in_worker(); !s.ok()) setup_failed("loading the impl: " + s.message());
   // The kernel's scratch space counts against nothing else: keep it small.
   const std::int64_t scratch =
       std::min<std::int64_t>(limits.memory_bytes > 0 ? limits.memory_bytes : std::int64_t{1} << 30, std::int64_t{256} << 20);
@@ -830,6 +833,8 @@ Status Worker::prepare(const Call& call) {
     child_->stop(1.0);
     child_.reset();
   }
+  // What every worker of this impl would load again (libtorch), mapped once in kc.
+  if (Status s = impl_.load_before_fork(); !s.ok()) return s;
   auto c = std::make_unique<Child>();
   c->layout = key;
   c->names = call.names;

@@ -430,7 +430,15 @@ int cmd_check(Args& a, bool grade) {
   }
   if (const std::string why = r.nothing_judged(); !why.empty())
     std::cerr << "kc: " << why << (a.request.allow_empty ? "" : " (--allow-empty accepts this)") << "\n";
-  return r.exit_code();
+  // Libraries that died or hung while loading (in their probe child) are said
+  // here; one given with --plugin (or vetted) fails the run: it was not checked.
+  int rc = r.exit_code();
+  for (const std::string& line : kc::library_load_failures()) {
+    std::cerr << "kc: unavailable: " << line << "\n";
+    for (const std::string& p : a.request.plugin_paths)
+      if (line.rfind(p + ": ", 0) == 0 && rc != kExitInternal) rc = kExitViolation;
+  }
+  return rc;
 }
 
 /// kc vet FILE [CONTRACTS...]: build FILE against the plugin ABI, grade its
@@ -632,6 +640,7 @@ int cmd_list(const Args& a) {
                   dts.c_str(), d.get("accumulator").c_str(), d.get("determinism").c_str(),
                   d.get("nan").c_str(), d.description.c_str());
     }
+    for (const std::string& line : kc::library_load_failures()) std::cerr << "kc: unavailable: " << line << "\n";
     return kExitOk;
   }
   if (what == "contracts") {

@@ -1,0 +1,60 @@
+/* A plugin that attacks kc while it is being loaded, built four ways
+ * (tests/CMakeLists.txt): it aborts, or loops forever, in its constructor
+ * (KC_HOSTILE_ABORT_IN_CTOR, KC_HOSTILE_LOOP_IN_CTOR) or in kc_plugin_init
+ * (KC_HOSTILE_ABORT_IN_INIT, KC_HOSTILE_LOOP_IN_INIT). Before looping it forks
+ * a process of its own, so the tests can see that nothing it started is left
+ * running. Its one impl (a correct FP32 dot) is never reached. */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "kc/kc_plugin.h"
+
+/* Names the tests look for in /proc: the looping loader and what it forked. */
+static void spin(void) {
+  prctl(PR_SET_NAME, "kc_hostile_ld", 0, 0, 0);
+  if (fork() == 0) {
+    prctl(PR_SET_NAME, "kc_hostile_kid", 0, 0, 0);
+    for (;;) pause();
+  }
+  volatile unsigned long n = 0;
+  for (;;) ++n;
+}
+
+__attribute__((constructor)) static void hostile_constructor(void) {
+#if defined(KC_HOSTILE_ABORT_IN_CTOR)
+  abort();
+#elif defined(KC_HOSTILE_LOOP_IN_CTOR)
+  spin();
+#endif
+}
+
+static int32_t run_dot(const kc_call* call, char* message, size_t message_size, void* user_data) {
+  (void)message;
+  (void)message_size;
+  (void)user_data;
+  if (call->num_tensors != 3) return KC_UNSUPPORTED;
+  const kc_tensor* x = &call->tensors[0];
+  const kc_tensor* y = &call->tensors[1];
+  float* out = (float*)call->tensors[2].data;
+  float sum = 0;
+  for (int64_t i = 0; i < x->shape[0]; ++i)
+    sum += ((const float*)x->data)[i * x->strides[0]] * ((const float*)y->data)[i * y->strides[0]];
+  *out = sum;
+  return KC_OK;
+}
+
+static const kc_impl_desc kImpls[] = {
+    {"hostile.dot", "dot", "FP32", "accumulator = FP32", "a dot behind a hostile loader", run_dot, 0},
+};
+static const kc_plugin kPlugin = {KC_PLUGIN_ABI_VERSION, "hostile", "1", 1, kImpls};
+
+const kc_plugin* kc_plugin_init(uint32_t host_abi_version) {
+#if defined(KC_HOSTILE_ABORT_IN_INIT)
+  abort();
+#elif defined(KC_HOSTILE_LOOP_IN_INIT)
+  spin();
+#endif
+  return host_abi_version >= KC_PLUGIN_ABI_VERSION ? &kPlugin : 0;
+}
