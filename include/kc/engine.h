@@ -155,13 +155,22 @@ struct CheckResult {
   std::vector<BackendInfo> backends;
   SampleCacheStats reuse;  ///< inputs and oracle answers generated vs reused
   bool allow_empty = false;  ///< from the request: judging nothing is not a failure
+  std::string trace_path;       ///< the trace this run appended to (empty: none)
+  std::string trace_last_hash;  ///< its last record's hash when the run ended: the anchor to keep
+  /// Files kc could not write ("FILE: why"): a trace record, a report. Any
+  /// makes the exit code kInternal (kc/exit_code.h).
+  std::vector<std::string> write_errors;
+  /// Run-wide notes, each also said once on stderr: what the memory budget
+  /// changed (fewer jobs at once, a lower per-worker limit), and how it is held.
+  std::vector<std::string> notes;
   /// Cases judged: conforming, violation or error verdicts.
   std::size_t judged() const;
   /// Why the run judged nothing ("0 of 12 cases judged: 10 not_applicable, 2
   /// skipped"); empty when some case was judged.
   std::string nothing_judged() const;
-  /// kc/exit_code.h: 2 contract or selection error, 1 some violation (or
-  /// error verdict), 4 no case judged (unless allow_empty), else 0.
+  /// kc/exit_code.h: 3 a file kc could not write, 2 contract or selection
+  /// error, 1 some violation (or error verdict), 4 no case judged (unless
+  /// allow_empty), else 0.
   int exit_code() const;
 };
 

@@ -56,7 +56,29 @@ struct Limits {
   /// (a thread the kernel left running) is LATE_WRITE(tensor) on this call, a
   /// later one LATE_WRITE on the worker's next call.
   double settle_s = 0.002;
+  /// Memory every worker running at once may use together (`--memory-budget`);
+  /// 0: the machine's available memory (MemAvailable). See MemoryBudget.
+  std::int64_t budget_bytes = 0;
 };
+
+/// How `jobs` concurrent workers are held to one memory budget
+/// (docs/isolation.md "Memory budget"): at most budget / memory_bytes of them
+/// run at once, so the per-worker limits add up to no more than the budget;
+/// and where a cgroup memory controller is writable (v2 memory.max, else v1
+/// memory.limit_in_bytes), every worker joins one kc cgroup limited to the
+/// budget, so the kernel holds the sum too (forked processes, scratch tmpfs,
+/// pages touched between two polls of the per-worker watch).
+struct MemoryBudget {
+  std::int64_t bytes = 0;         ///< the budget (0: unknown, nothing limited)
+  int jobs = 1;                   ///< workers that may run at once
+  std::int64_t memory_bytes = 0;  ///< the per-worker limit (lowered to the budget if above it)
+  std::string cgroup;             ///< the kc cgroup every worker joins ("" none)
+  std::string cgroup_why_not;     ///< why there is none, when one was wanted
+  std::string note;               ///< what the budget changed, to say once ("" nothing)
+};
+/// The budget for `jobs` workers under `limits`; also makes the workers forked
+/// from now on join its cgroup (one kc cgroup per kc process, removed at exit).
+MemoryBudget memory_budget(int jobs, const Limits& limits);
 
 /// What the kernel wrote to its stdout and stderr (never kc's): the first
 /// kCaptureKeep bytes, and how many there were in all.

@@ -30,7 +30,14 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
     auto t = report::TraceWriter::open(request.trace_path);
     if (t.ok()) {
       trace = std::move(t).value();
+      result.trace_path = request.trace_path;
+      result.trace_last_hash = trace->last_hash();
+    } else if (t.status().code() == StatusCode::kInternal) {
+      // The file system refused (read-only, full, EIO): kc failed, not the input.
+      result.write_errors.push_back(t.status().message());
+      return result;
     } else {
+      // A broken chain or a truncated last line: nothing is appended.
       lang::Diagnostic d;
       d.severity = lang::Diagnostic::Severity::kError;
       d.loc.file = request.trace_path;
@@ -76,8 +83,9 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   const std::size_t total = jobs.size();
   std::vector<CaseResult> results(total);
   result.cases.reserve(total);
+  const int jobs_at_once = budgeted_jobs(effective_jobs(request.jobs), request, &result.notes);
   run_ordered(
-      total, effective_jobs(request.jobs),
+      total, jobs_at_once,
       [&](std::size_t i) { return !case_schedule(loaded.contracts[jobs[i].contract], *jobs[i].entry->impl, request).parallel; },
       [&](std::size_t i) {
         const Job& j = jobs[i];
@@ -95,7 +103,12 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
         // the result (the matrix shows them) but not in the trace.
         if (trace && r.verdict != Verdict::kNotApplicable) {
           if (Status s = trace->append(r); !s.ok()) {
-            std::fprintf(stderr, "kc: trace write failed: %s\n", s.to_string().c_str());
+            // A record that could not be written ends the trace for this run:
+            // records after a hole would read as a complete chain.
+            result.write_errors.push_back(s.message());
+            trace.reset();
+          } else {
+            result.trace_last_hash = trace->last_hash();
           }
         }
         result.cases.push_back(std::move(r));

@@ -3,13 +3,17 @@
 #include "engine/schedule.h"
 
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/plan.h"
 #include "kc/engine.h"
+#include "kc/isolate.h"
 #include "kc/signature.h"
 
 namespace kc::engine {
@@ -26,6 +30,32 @@ int effective_jobs(int jobs) {
   if (jobs > 0) return jobs;
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 #endif
+}
+
+int budgeted_jobs(int jobs, CheckRequest& request, std::vector<std::string>* notes) {
+  // In-process kernels have no worker to hold to a budget.
+  if (request.isolation != isolate::Mode::kProcess) return jobs;
+  const isolate::MemoryBudget b = isolate::memory_budget(jobs, request.limits);
+  request.limits.memory_bytes = b.memory_bytes;
+  std::vector<std::string> said;
+  if (!b.note.empty()) said.push_back(b.note);
+  if (!b.cgroup.empty()) {
+    said.push_back("workers share the cgroup " + b.cgroup + " limited to the memory budget " +
+                   isolate::format_bytes(b.bytes));
+  } else if (!b.note.empty() || request.limits.budget_bytes > 0) {
+    said.push_back("no cgroup holds the memory budget (" + b.cgroup_why_not +
+                   "): it is kept by running fewer workers at once, each under its own limit");
+  }
+  static std::mutex mu;
+  static std::set<std::string> once;
+  const std::lock_guard<std::mutex> lock(mu);
+  // On stderr when the budget changed something or was asked for; always in the report.
+  const bool say = !b.note.empty() || request.limits.budget_bytes > 0;
+  for (const auto& n : said) {
+    if (say && once.insert(n).second) std::fprintf(stderr, "kc: %s\n", n.c_str());
+    if (notes) notes->push_back(n);
+  }
+  return b.jobs;
 }
 
 void run_ordered(std::size_t n, int jobs, const std::function<bool(std::size_t)>& serial,

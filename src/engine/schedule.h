@@ -4,6 +4,10 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
+#include <vector>
+
+#include "kc/engine.h"
 
 namespace kc::engine {
 
@@ -18,5 +22,12 @@ void run_ordered(std::size_t n, int jobs, const std::function<bool(std::size_t)>
 
 /// --jobs 0 means one job per hardware thread.
 int effective_jobs(int jobs);
+
+/// The jobs that run at once under the workers' memory budget
+/// (isolate::memory_budget): fewer than `jobs` when jobs x the per-worker limit
+/// exceeds it; lowers request.limits.memory_bytes when one worker's limit
+/// does. What it changed and how the budget is held go to *notes (and once
+/// per kc process to stderr).
+int budgeted_jobs(int jobs, CheckRequest& request, std::vector<std::string>* notes);
 
 }  // namespace kc::engine

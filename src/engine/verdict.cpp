@@ -41,6 +41,7 @@ std::string CheckResult::nothing_judged() const {
 }
 
 int CheckResult::exit_code() const {
+  if (!write_errors.empty()) return exit_value(ExitCode::kInternal);
   if (any_error(diagnostics)) return exit_value(ExitCode::kUsage);
   for (const auto& c : cases)
     if (c.verdict == Verdict::kViolation || c.verdict == Verdict::kError) return exit_value(ExitCode::kViolation);

@@ -74,4 +74,11 @@ std::uint32_t set_up_mounts(const SandboxProfile& p, std::uint32_t bits, std::in
 /// signals to where there is no PID namespace.
 std::uint32_t lock_down(const SandboxProfile& p, std::uint32_t bits, pid_t self, std::string* why);
 
+/// The kc cgroup's cgroup.procs that workers forked from now on join ("" none).
+void set_worker_cgroup(const std::string& dir);
+std::string worker_cgroup_procs();
+/// In a forked worker (async-signal-safe): moves it into the cgroup whose
+/// cgroup.procs is `procs`; true if it did (or `procs` is empty).
+bool join_cgroup(const std::string& procs);
+
 }  // namespace kc::isolate::detail

@@ -881,6 +881,7 @@ Status Worker::prepare(const Call& call) {
                     2 * static_cast<std::int64_t>(tensor_bytes) + (std::int64_t{64} << 20);
   std::fflush(nullptr);  // the worker must not inherit (and repeat) buffered output
   const pid_t parent = getpid();
+  const std::string cgroup_procs = detail::worker_cgroup_procs();  // the memory budget's cgroup, if any
   pid_t pid;
   {
     // No other thread's oracle is in memory while the worker's copy is taken.
@@ -908,6 +909,12 @@ Status Worker::prepare(const Call& call) {
     // workers from seeing their socket close.
     if (sv[1] > 3) close_range(3, static_cast<unsigned>(sv[1]) - 1, 0);
     close_range(static_cast<unsigned>(sv[1]) + 1, ~0u, 0);
+    // Into the memory budget's cgroup before anything else is allocated.
+    if (!detail::join_cgroup(cgroup_procs)) {
+      c->block->fault = Fault::kSetup;
+      set_message(c->block, "cannot join the memory budget's cgroup (" + cgroup_procs + "): " + std::strerror(errno));
+      _exit(kExitFault);
+    }
     child_main(impl_, call, *c, sv[1], limits_, parent);
   }
   close(sv[1]);

@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -38,13 +40,18 @@ std::string host_name() {
   return buf;
 }
 
-void fsync_parent_dir(const std::string& path) {
+Status fsync_parent_dir(const std::string& path) {
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  (void)::fsync(fd);
+  if (fd < 0) return ok_status();
+  const int rc = ::fsync(fd);
+  const int err = errno;
   ::close(fd);
+  if (rc != 0 && err != EINVAL && err != EROFS) {
+    return internal_error(path + ": fsync of directory " + dir + ": " + std::strerror(err));
+  }
+  return ok_status();
 }
 
 void write_case(JsonWriter& w, const engine::CaseResult& c) {

@@ -27,8 +27,10 @@ std::string utc_timestamp();
 std::string host_name();
 
 /// fsync()s the directory holding path, so a newly created or renamed entry
-/// survives a crash. Best effort: failures are ignored (some filesystems refuse).
-void fsync_parent_dir(const std::string& path);
+/// survives a crash. A directory that cannot be opened, or a file system that
+/// does not sync directories (EINVAL), is not an error; an I/O error (EIO,
+/// ENOSPC, ...) is: the entry may not survive.
+Status fsync_parent_dir(const std::string& path);
 
 /// "SATURATION(65504), NAN_SWALLOWED" (empty when there are none).
 std::string signatures_text(const engine::CaseResult& c, std::string_view sep = ", ");

@@ -55,6 +55,19 @@ std::string render_json(const engine::CheckResult& result) {
   }
   w.end_array();
 
+  if (!result.trace_path.empty()) {
+    w.key("trace").begin_object();
+    w.field("path", result.trace_path);
+    w.field("last_hash", result.trace_last_hash);
+    w.end_object();
+  }
+  w.key("notes").begin_array();
+  for (const auto& n : result.notes) w.value(n);
+  w.end_array();
+  w.key("write_errors").begin_array();
+  for (const auto& e : result.write_errors) w.value(e);
+  w.end_array();
+
   w.key("diagnostics").begin_array();
   for (const auto& d : result.diagnostics) {
     w.begin_object();

@@ -104,6 +104,52 @@ Result<std::string> read_last_hash(int fd, const std::string& path) {
   return parsed->hash;
 }
 
+// Walks the chain of a whole trace's bytes: the number of records and the
+// last hash, or "path:LINE: what" for the first line that breaks it.
+Result<std::size_t> walk_chain(std::string_view data, const std::string& path, std::string* last_hash) {
+  std::string expected_prev = kGenesis;
+  std::size_t count = 0, pos = 0, line_no = 0;
+  while (pos < data.size()) {
+    ++line_no;
+    const std::size_t nl = data.find('\n', pos);
+    const auto where = [&](const std::string& what) {
+      return invalid_argument(path + ":" + std::to_string(line_no) + ": " + what);
+    };
+    if (nl == std::string_view::npos) return where("truncated record (no newline at the end of the file)");
+    const std::string_view line = data.substr(pos, nl - pos);
+    pos = nl + 1;
+    auto parsed = parse_line(line);
+    if (!parsed.ok()) return where(parsed.status().message());
+    if (parsed->prev != expected_prev) {
+      return where("chain broken: prev is " + parsed->prev.substr(0, 12) + "… but the previous record's hash is " +
+                   expected_prev.substr(0, 12) + "… (a record before this line was deleted, inserted or edited)");
+    }
+    expected_prev = parsed->hash;
+    ++count;
+  }
+  if (last_hash) *last_hash = expected_prev;
+  return count;
+}
+
+// The whole content of the regular file open on fd (a device such as
+// /dev/full reads as empty: it has no records, and reading it would not end).
+Result<std::string> read_whole(int fd, const std::string& path) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return internal_error(path + ": fstat: " + errno_text());
+  if (!S_ISREG(st.st_mode)) return std::string();
+  std::string data(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < data.size()) {
+    const ssize_t n = pread(fd, data.data() + got, data.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return internal_error(path + ": read: " + errno_text());
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  data.resize(got);
+  return data;
+}
+
 Status write_all(int fd, std::string_view data) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());
@@ -135,10 +181,20 @@ Result<TraceWriter> TraceWriter::open(const std::string& path) {
     if (ec) return internal_error(path + ": cannot create directory " + parent.string() + ": " + ec.message());
   }
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return not_found(path + ": cannot open trace: " + errno_text());
+  if (fd < 0) return internal_error(path + ": cannot open trace for appending: " + errno_text());
   FdCloser closer{fd};
   KC_ASSIGN_OR_RETURN(std::string last, read_last_hash(fd, path));
-  if (last == kGenesis) fsync_parent_dir(path);  // a new (or empty) trace: make its entry durable
+  // Appending continues a chain only if the chain holds: a trace edited,
+  // cut or spliced before its last line is refused, and nothing is appended.
+  KC_ASSIGN_OR_RETURN(const std::string data, read_whole(fd, path));
+  std::string walked;
+  if (auto chain = walk_chain(data, path, &walked); !chain.ok() || walked != last) {
+    const std::string why = chain.ok() ? path + ": the last line's hash does not end the chain" : chain.status().message();
+    return invalid_argument(why + "; kc appends only to a trace whose chain is intact: keep this file as it is "
+                                  "(it is evidence), and write to a new trace (--trace FILE, or another --out)");
+  }
+  // A new (or empty) trace: make its directory entry durable.
+  if (last == kGenesis) KC_RETURN_IF_ERROR(fsync_parent_dir(path));
   TraceWriter w;
   w.path_ = path;
   w.last_hash_ = std::move(last);
@@ -184,6 +240,8 @@ Status TraceWriter::append_body(const std::string& body) {
     return s.with_context(path_);
   }
   if (fsync(fd) != 0) return internal_error(path_ + ": fsync: " + errno_text());
+  closer.fd = -1;
+  if (::close(fd) != 0) return internal_error(path_ + ": close: " + errno_text());
   last_hash_ = hash;
   return ok_status();
 }
@@ -193,28 +251,7 @@ Result<std::size_t> verify_trace(const std::string& path) {
   if (!in) return not_found(path + ": cannot open trace");
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return internal_error(path + ": read error");
-
-  std::string expected_prev = kGenesis;
-  std::size_t count = 0, pos = 0, line_no = 0;
-  while (pos < data.size()) {
-    ++line_no;
-    const std::size_t nl = data.find('\n', pos);
-    const auto where = [&](const std::string& what) {
-      return invalid_argument(path + ":" + std::to_string(line_no) + ": " + what);
-    };
-    if (nl == std::string::npos) return where("truncated record (no newline at the end of the file)");
-    const std::string_view line(data.data() + pos, nl - pos);
-    pos = nl + 1;
-    auto parsed = parse_line(line);
-    if (!parsed.ok()) return where(parsed.status().message());
-    if (parsed->prev != expected_prev) {
-      return where("chain broken: prev is " + parsed->prev.substr(0, 12) + "… but the previous record's hash is " +
-                   expected_prev.substr(0, 12) + "… (a record before this line was deleted, inserted or edited)");
-    }
-    expected_prev = parsed->hash;
-    ++count;
-  }
-  return count;
+  return walk_chain(data, path, nullptr);
 }
 
 }  // namespace kc::report

@@ -53,8 +53,7 @@ Status write_file(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     return internal_error(msg);
   }
-  fsync_parent_dir(path);
-  return ok_status();
+  return fsync_parent_dir(path);
 }
 
 }  // namespace kc::report

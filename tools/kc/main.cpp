@@ -90,6 +90,9 @@ options (check, grade, calibrate):
                        becomes an error verdict; none: in kc's process, for debugging
   --timeout SECONDS    wall-clock limit per kernel call in a worker (default 60)
   --memory-limit SIZE  memory a worker may add per impl, e.g. 512M, 4G (default 4G)
+  --memory-budget SIZE memory all workers running at once may use together (default: the
+                       available memory); --jobs is lowered so jobs x --memory-limit fits,
+                       and a kc cgroup holds the workers to it where one can be made
   --compute-sanitizer TOOL
                        (kc check, one case, NVIDIA GPU) run the case again under compute-sanitizer
                        --tool TOOL (memcheck | initcheck | racecheck); reported errors make it an
@@ -248,6 +251,10 @@ int parse_args(int argc, char** argv, Args* a) {
       const auto bytes = value(&x) ? kc::isolate::parse_bytes(x) : std::nullopt;
       if (!bytes || *bytes <= 0) return usage_error("--memory-limit needs a size such as 512M or 4G");
       a->request.limits.memory_bytes = *bytes;
+    } else if (s == "--memory-budget") {
+      const auto bytes = value(&x) ? kc::isolate::parse_bytes(x) : std::nullopt;
+      if (!bytes || *bytes <= 0) return usage_error("--memory-budget needs a size such as 8G");
+      a->request.limits.budget_bytes = *bytes;
     } else if (s == "--compute-sanitizer") {
       if (!value(&x)) return usage_error("--compute-sanitizer needs memcheck, initcheck or racecheck");
       a->sanitizer = kc::sanitizer::parse_tool(x);
@@ -388,8 +395,10 @@ int cmd_check(Args& a, bool grade) {
   a.request.progress = isatty(STDERR_FILENO) != 0;
   if (grade && a.request.trace_path.empty()) a.request.trace_path = a.out + "/trace.jsonl";
   if (grade) {
-    if (kc::Status s = kc::report::write_file(a.out + "/.kc", "kc report directory\n"); !s.ok())
-      return usage_error("cannot write to " + a.out + ": " + s.message());
+    if (kc::Status s = kc::report::write_file(a.out + "/.kc", "kc report directory\n"); !s.ok()) {
+      std::cerr << "kc: cannot write " << s.message() << "\n";
+      return kExitInternal;
+    }
   }
   if (a.sanitizer) {
     if (grade) return usage_error("--compute-sanitizer works with kc check, not kc grade");
@@ -400,6 +409,10 @@ int cmd_check(Args& a, bool grade) {
     }
   }
   CheckResult r = kc::engine::run_check(a.request);
+  if (r.cases.empty() && !r.write_errors.empty()) {  // the trace could not be opened: nothing ran
+    for (const auto& e : r.write_errors) std::cerr << "kc: cannot write " << e << "\n";
+    return kExitInternal;
+  }
   if (r.exit_code() == kExitUsage) {
     // A selection that matches nothing or contracts with errors: nothing ran.
     for (const auto& d : r.diagnostics) std::cerr << d.render();
@@ -417,8 +430,7 @@ int cmd_check(Args& a, bool grade) {
         {a.out + "/report.html", kc::report::render_html(r)},
     };
     for (const auto& [path, content] : files) {
-      if (kc::Status s = kc::report::write_file(path, content); !s.ok())
-        std::cerr << "kc: " << s.message() << "\n";
+      if (kc::Status s = kc::report::write_file(path, content); !s.ok()) r.write_errors.push_back(s.message());
     }
     std::cout << "\nreports: " << a.out << "/report.{json,junit.xml,md,html}, trace: " << a.request.trace_path
               << "\n";
@@ -430,6 +442,10 @@ int cmd_check(Args& a, bool grade) {
   }
   if (const std::string why = r.nothing_judged(); !why.empty())
     std::cerr << "kc: " << why << (a.request.allow_empty ? "" : " (--allow-empty accepts this)") << "\n";
+  // The anchor: deleting records from the end leaves a valid chain; this hash does not match it.
+  if (!r.trace_path.empty())
+    std::cerr << "kc: trace " << r.trace_path << " last hash " << r.trace_last_hash << "\n";
+  for (const auto& e : r.write_errors) std::cerr << "kc: cannot write " << e << "\n";
   // Libraries that died or hung while loading (in their probe child) are said
   // here; one given with --plugin (or vetted) fails the run: it was not checked.
   int rc = r.exit_code();

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -32,6 +33,7 @@
 
 #include "isolate/sandbox.h"
 #include "kc/isolate.h"
+#include "kc/report.h"
 
 namespace kc::isolate {
 namespace {
@@ -428,6 +430,160 @@ TEST_P(Hostile, TheWorkerSaysWhatItsSandboxLacks) {
   } else if (geteuid() == 0 && detail::seccomp_built()) {
     EXPECT_EQ(all, "") << "root with libseccomp gets the whole strict profile";
   }
+}
+
+/// Whether a process named `comm` is stopped (state T or t).
+bool stopped_named(const std::string& comm) {
+  DIR* d = opendir("/proc");
+  if (!d) return false;
+  bool found = false;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char buf[512];
+    const std::string stat = std::string("/proc/") + e->d_name + "/stat";
+    std::FILE* f = std::fopen(stat.c_str(), "r");
+    if (!f) continue;
+    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    const char* lp = std::strchr(buf, '(');
+    const char* rp = std::strrchr(buf, ')');
+    if (lp && rp && rp > lp && std::string(lp + 1, rp) == comm && (rp[2] == 'T' || rp[2] == 't')) found = true;
+  }
+  closedir(d);
+  return found;
+}
+
+TEST_P(Hostile, AKernelThatStopsItselfIsATimeoutNotASilentKc) {
+  // SIGSTOP cannot be caught: a stopped worker never answers. kc's deadline
+  // does not depend on the worker's cooperation, so the call ends as TIMEOUT
+  // (a namespace's PID 1 ignores a stop sent from inside: the call goes on).
+  const std::string comm = std::string("kc-stopped-") + (fallback_ ? "f" : "n");
+  const HostileImpl impl([comm](Call& c) {
+    prctl(PR_SET_NAME, comm.c_str());
+    kill(getpid(), SIGSTOP);
+    raise(SIGSTOP);
+    c.t("x").set(0, 1.0);  // reached only if the stops were ignored
+    return ok_status();
+  });
+  Limits limits;
+  limits.timeout_s = 0.5;
+  Call call = scal_call(8);
+  Worker w(impl, Mode::kProcess, limits);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Outcome o = w.run(call);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, limits.timeout_s + 3.0) << "kc waited on a stopped worker";
+  if (o.failure) {
+    EXPECT_EQ(o.failure->to_string(), "TIMEOUT(0.5s)") << o.status.message();
+  } else {
+    EXPECT_FALSE(fallback_) << "a worker without a PID namespace stopped itself and still answered";
+    EXPECT_EQ(call.t("x").at(0), 1.0);
+  }
+  if (fallback_) {
+    ASSERT_TRUE(o.failure);
+  }
+  for (int i = 0; i < 100 && stopped_named(comm); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(stopped_named(comm)) << "a stopped worker was left behind";
+  // The next call gets a worker that runs.
+  const HostileImpl honest([](Call& c) {
+    c.t("x").set(0, 2.0);
+    return ok_status();
+  });
+  Worker w2(honest, Mode::kProcess, limits);
+  Call again = scal_call(8);
+  EXPECT_FALSE(w2.run(again).failure);
+  EXPECT_EQ(again.t("x").at(0), 2.0);
+}
+
+TEST_P(Hostile, ALeftoverThreadCannotRewriteTheTrace) {
+  // kc's trace, outside the worker's scratch /tmp (a checkout may live under /tmp).
+  const std::string dir = "/var/tmp/kc_hostile_trace_" + std::to_string(getpid()) + (fallback_ ? "_f" : "_n");
+  const std::string path = dir + "/trace.jsonl";
+  std::filesystem::remove_all(dir);
+  auto trace = report::TraceWriter::open(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().to_string();
+  ASSERT_TRUE(trace->append_body("{\"record\":1}").ok());
+  ASSERT_TRUE(trace->append_body("{\"record\":2}").ok());
+  const auto read_all = [&] {
+    std::string text;
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+      char buf[4096];
+      std::size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+      std::fclose(f);
+    }
+    return text;
+  };
+  const std::string written = read_all();
+
+  // The kernel knows the path (the worker is a copy of kc's memory). It tries
+  // at once, then leaves a thread that keeps trying after the call returned,
+  // and tries to fork a process that would outlive the call.
+  static std::atomic<int> opened{0};
+  opened = 0;
+  auto attack = [path, dir] {
+    const int flags[] = {O_WRONLY | O_APPEND, O_WRONLY | O_TRUNC, O_RDWR, O_WRONLY | O_CREAT | O_TRUNC};
+    for (int f : flags) {
+      const int fd = open(path.c_str(), f | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        ++opened;
+        const char junk[] = "{\"prev\":\"forged\"}\n";
+        if (write(fd, junk, sizeof junk - 1) < 0) {
+        }
+        close(fd);
+      }
+    }
+    const std::string fake = dir + "/forged.jsonl";
+    const int fd = open(fake.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ++opened;
+      close(fd);
+    }
+    if (rename(fake.c_str(), path.c_str()) == 0) ++opened;
+    if (unlink(path.c_str()) == 0) ++opened;
+    if (truncate(path.c_str(), 0) == 0) ++opened;
+  };
+  const HostileImpl impl([attack](Call& c) {
+    attack();
+    std::thread([attack] {
+      for (int i = 0; i < 30; ++i) {
+        attack();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }).detach();
+    const pid_t child = fork();
+    if (child == 0) {
+      for (int i = 0; i < 30; ++i) {
+        attack();
+        usleep(10000);
+      }
+      _exit(0);
+    }
+    c.t("x").set(0, child > 0 ? 1.0 : 0.0);
+    c.t("x").set(1, static_cast<double>(opened.load()));
+    return ok_status();
+  });
+  Call call = scal_call(8);
+  {
+    Worker w(impl, Mode::kProcess, Limits{});
+    const Outcome o = w.run(call);
+    ASSERT_FALSE(o.failure) << o.status.message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the leftover thread has given up
+    Call again = scal_call(8);
+    EXPECT_FALSE(w.run(again).failure);
+  }
+  if (!fallback_ || detail::seccomp_built()) {
+    EXPECT_EQ(call.t("x").at(0), 0.0) << "the strict profile let the kernel fork";
+    EXPECT_EQ(call.t("x").at(1), 0.0) << "the kernel opened, renamed or removed the trace";
+    EXPECT_EQ(read_all(), written) << "the trace is not as kc wrote it";
+    // kc appends on, and the chain holds.
+    ASSERT_TRUE(trace->append_body("{\"record\":3}").ok());
+    auto n = report::verify_trace(path);
+    ASSERT_TRUE(n.ok()) << n.status().to_string();
+    EXPECT_EQ(*n, 3u);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sandbox, Hostile, ::testing::Values("namespaces", "fallback"),

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "kc/engine.h"
+#include "kc/exit_code.h"
 
 namespace {
 
@@ -346,6 +349,65 @@ TEST(Trace, LongRecordsReopenAcrossReadBlocks) {
 }
 
 TEST(Trace, MissingFileDoesNotVerify) { EXPECT_FALSE(report::verify_trace(temp_path("nope.jsonl")).ok()); }
+
+TEST(Trace, ABrokenChainIsRefusedAndNothingIsAppended) {
+  const std::string path = temp_path("trace.jsonl");
+  write_trace(path, 4);
+  const auto lines = lines_of(read_all(path));
+  // A middle record deleted: every line still has a valid hash of its own,
+  // and the last line is intact, but the chain is broken at line 2.
+  const std::string spliced = lines[0] + "\n" + lines[2] + "\n" + lines[3] + "\n";
+  write_all(path, spliced);
+  auto w = report::TraceWriter::open(path);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), kc::StatusCode::kInvalidArgument);
+  EXPECT_NE(w.status().message().find(path + ":2: chain broken"), std::string::npos) << w.status().message();
+  EXPECT_NE(w.status().message().find("appends only to a trace whose chain is intact"), std::string::npos);
+  EXPECT_EQ(read_all(path), spliced);
+  // An edited first record (its own hash recomputed) is refused the same way.
+  const std::string other = temp_path("other.jsonl");
+  auto o = report::TraceWriter::open(other);
+  ASSERT_TRUE(o.ok());
+  ASSERT_TRUE(o->append_body("{\"contract\":\"edited\"}").ok());
+  write_all(path, lines_of(read_all(other))[0] + "\n" + lines[1] + "\n");
+  EXPECT_FALSE(report::TraceWriter::open(path).ok());
+}
+
+TEST(Trace, AWriteThatFailsIsAnInternalErrorNamingTheFile) {
+  // /dev/full: every write fails with ENOSPC, like a full disk.
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full";
+  auto w = report::TraceWriter::open("/dev/full");
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  const kc::Status s = w->append(make_case("C-1", "x", Verdict::kConforming));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), kc::StatusCode::kInternal);
+  EXPECT_NE(s.message().find("/dev/full"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(std::strerror(ENOSPC)), std::string::npos) << s.message();
+  EXPECT_EQ(w->last_hash(), std::string(64, '0')) << "a record that was not written moved the chain";
+}
+
+TEST(Trace, AnUnopenableTraceIsAnInternalError) {
+  // A directory where the file should be: the open fails as a read-only or
+  // full file system would, whoever runs the test (root included).
+  const std::string dir = temp_path("a_directory.jsonl");
+  std::filesystem::create_directories(dir);
+  auto w = report::TraceWriter::open(dir);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), kc::StatusCode::kInternal);
+  EXPECT_NE(w.status().message().find(dir), std::string::npos) << w.status().message();
+}
+
+TEST(RenderJson, RecordsTheTracesLastHashAndWriteErrors) {
+  CheckResult r;
+  r.cases.push_back(make_case("C-1", "x", Verdict::kConforming));
+  r.trace_path = "out/trace.jsonl";
+  r.trace_last_hash = std::string(64, 'a');
+  r.write_errors.push_back("out/report.md: write: No space left on device");
+  const std::string j = report::render_json(r);
+  EXPECT_NE(j.find("\"last_hash\": \"" + std::string(64, 'a') + "\""), std::string::npos) << j;
+  EXPECT_NE(j.find("No space left on device"), std::string::npos);
+  EXPECT_EQ(r.exit_code(), kc::exit_value(kc::ExitCode::kInternal));
+}
 
 // ---------------------------------------------------------------------------
 
