@@ -29,6 +29,8 @@ std::string collapse_ws(std::string_view s) {
   return out;
 }
 
+std::string gap_text(const Diagnostic& e);
+
 std::vector<std::string> dtype_names() {
   std::vector<std::string> v;
   for (const auto& i : all_dtypes()) v.emplace_back(i.name);
@@ -212,7 +214,51 @@ bool parse_predicate(const Span& sp, Predicate* p, Diags& d) {
       d.error(sp, c.pos(), "expected '=' after shape(...)", "shape(A) = (M, K)");
       return false;
     }
+    // `shape(K) = shape(V) = (...)`: several tensors of one shape.
+    for (;;) {
+      Cursor more(t, c.pos());
+      if (more.ident() != "shape" || more.peek() != '(') break;
+      c.set_pos(more.pos());
+      if (!paren_names(c, sp, d, &p->tensors, "shape")) return false;
+      if (!c.accept('=')) {
+        d.error(sp, c.pos(), "expected '=' after shape(...)", "shape(K) = shape(V) = (B, H, S, D)");
+        return false;
+      }
+    }
     if (!paren_names(c, sp, d, &p->dims, "a shape")) return false;
+    // `with D in {64, 128}[, H in {...}]`: dimensions restricted to sets of sizes.
+    if (c.accept_word("with")) {
+      do {
+        const std::size_t at = skip_ws_at(t, c.pos());
+        const std::string dim = c.ident();
+        if (dim.empty() || !c.accept_word("in")) {
+          d.error(sp, at, "expected 'DIM in {sizes}' after 'with'", "shape(Q) = (B, H, S, D) with D in {64, 128}");
+          return false;
+        }
+        if (std::find(p->dims.begin(), p->dims.end(), dim) == p->dims.end()) {
+          d.error(sp, at, "'" + dim + "' is not a dimension of this shape", "one of: " + join(p->dims, ", "),
+                  nearest_word(dim, p->dims));
+          return false;
+        }
+        const std::size_t set_at = skip_ws_at(t, c.pos());
+        std::vector<std::string> sizes;
+        if (!brace_values(c, sp, d, &sizes)) return false;
+        if (sizes.empty()) {
+          d.error(sp, set_at, "empty set of sizes for '" + dim + "'", dim + " in {64, 128}");
+          return false;
+        }
+        for (const auto& v : sizes) {
+          double n = 0;
+          if (!parse_number(v, &n) || n < 0 || n != std::floor(n)) {
+            const std::size_t vat = t.find(v, set_at);
+            d.error(sp, vat == std::string::npos ? set_at : vat, "size '" + v + "' of '" + dim + "' is not a whole number",
+                    "whole numbers such as {64, 128, 256}");
+            return false;
+          }
+        }
+        p->dim_sets.emplace_back(dim, std::move(sizes));
+      } while (c.accept(','));
+    }
     return rest_must_be_empty("shape(...) = (...)");
   }
   if (head == "value_range" && next == '(') {
@@ -392,7 +438,9 @@ bool parse_predicate(const Span& sp, Predicate* p, Diags& d) {
   p->kind = Predicate::Kind::kProse;
   const std::vector<std::string> forms = {"precision", "shape", "value_range", "stack", "flag", "version", "declared"};
   const std::string near = nearest_word(head, forms);
-  if (!near.empty() && head.size() > 3) {
+  // Only a conjunct shaped like a form (`precison(A) ...`, `stak = x`) is
+  // likely a misspelling; "shapes come from ..." is prose on purpose.
+  if (!near.empty() && head.size() > 3 && (next == '(' || next == '=')) {
     d.warning(sp, 0, "'" + head + "' is not a predicate; this conjunct is read as prose", "", near);
   }
   return true;
@@ -400,23 +448,47 @@ bool parse_predicate(const Span& sp, Predicate* p, Diags& d) {
 
 void parse_pre(const Span& sp, Contract* c, Diags& d) {
   std::vector<std::string> prose;
+  SourceLoc first;
   for (auto [b, e] : split_top_level_word(sp.text(), "and")) {
     Span part = sp.sub(b, e).trimmed();
     if (part.text().empty()) {
-      d.error(sp, b, "empty conjunct", "a predicate on each side of 'and'");
+      prose.push_back("an empty conjunct (nothing on one side of 'and')");
+      if (first.line == 0) first = sp.loc(b);
       continue;
     }
     Predicate p;
     p.text = collapse_ws(part.text());
     p.loc = part.loc(0);
-    if (!parse_predicate(part, &p, d)) continue;
-    if (p.kind == Predicate::Kind::kProse) prose.push_back("'" + p.text + "'");
+    // Each conjunct on its own: one in prose leaves the others executable
+    // and the clause descriptive.
+    std::vector<Diagnostic> found;
+    Diags sub(&found);
+    const bool ok = parse_predicate(part, &p, sub);
+    const Diagnostic* error = nullptr;
+    for (const Diagnostic& x : found) {
+      if (x.severity != Diagnostic::Severity::kError || is_unknown_name(x)) d.add(x);
+      else if (!error) error = &x;
+    }
+    if (!ok || error) {
+      Predicate kept;
+      kept.kind = Predicate::Kind::kProse;
+      kept.text = p.text;
+      kept.loc = p.loc;
+      p = std::move(kept);
+      prose.push_back("'" + p.text + "' (" + (error ? gap_text(*error) : std::string("not a predicate")) + ")");
+      if (first.line == 0) first = error ? error->loc : p.loc;
+    } else if (p.kind == Predicate::Kind::kProse) {
+      prose.push_back("'" + p.text + "'");
+      if (first.line == 0) first = p.loc;
+    }
     c->pre.push_back(std::move(p));
   }
-  if (!prose.empty())
+  if (!prose.empty()) {
     c->pre_info.gap = "prose conjunct" + std::string(prose.size() > 1 ? "s " : " ") + join(prose, ", ") +
-                      "; write each as precision(...) in {...}, shape(...) = (...), value_range(...) ..., "
-                      "stack = X, flag(F) = v, version >= v, declared KEY = V or PARAM in {...}";
+                      "; write each as precision(...) in {...}, shape(...) = (...) [with D in {...}], "
+                      "value_range(...) ..., stack = X, flag(F) = v, version >= v, declared KEY = V or PARAM in {...}";
+    c->pre_info.gap_loc = first;
+  }
 }
 
 // ---------------------------------------------------------------- post
@@ -425,19 +497,25 @@ void parse_post(const Span& sp, Contract* c, Diags& d) {
   Cursor cur(t);
   Postcondition& p = c->post;
   const std::string head = cur.ident();
-  if (head == "output") {
-    p.output = cur.ident();
-    if (p.output.empty()) {
-      d.error(sp, cur.pos(), "expected the output tensor's name", "output C satisfies elementwise_close(C, ref(C))");
-      return;
+  // `output O satisfies REL(O, ref(...))`, or the relation alone: `REL(O, ref(...))`.
+  const bool bare = (head == "elementwise_close" || head == "close") && cur.peek() == '(';
+  if (head == "output" || bare) {
+    std::string rel = head;
+    std::size_t rel_at = 0;
+    if (!bare) {
+      p.output = cur.ident();
+      if (p.output.empty()) {
+        d.error(sp, cur.pos(), "expected the output tensor's name", "output C satisfies elementwise_close(C, ref(C))");
+        return;
+      }
+      if (!cur.accept_word("satisfies")) {
+        d.error(sp, skip_ws_at(t, cur.pos()), "expected 'satisfies'", "output C satisfies elementwise_close(C, ref(C))",
+                nearest_word(cur.peek_ident(), {"satisfies"}));
+        return;
+      }
+      rel_at = skip_ws_at(t, cur.pos());
+      rel = cur.ident();
     }
-    if (!cur.accept_word("satisfies")) {
-      d.error(sp, skip_ws_at(t, cur.pos()), "expected 'satisfies'", "output C satisfies elementwise_close(C, ref(C))",
-              nearest_word(cur.peek_ident(), {"satisfies"}));
-      return;
-    }
-    const std::size_t rel_at = skip_ws_at(t, cur.pos());
-    const std::string rel = cur.ident();
     if (rel == "elementwise_close") {
       p.kind = Postcondition::Kind::kElementwiseClose;
     } else if (rel == "close") {
@@ -447,24 +525,65 @@ void parse_post(const Span& sp, Contract* c, Diags& d) {
               nearest_word(rel, {"elementwise_close", "close"}));
       return;
     }
-    // (O, ref(O)) — the arguments must name the output and its reference.
+    // (O, ref(O)) or (O, ref(inputs...)): the output and the reference's answer.
+    const std::string form = rel + "(O, ref(O)) or " + rel + "(O, ref(A, B, ...))";
     const std::size_t args_at = skip_ws_at(t, cur.pos());
-    std::string args;
-    if (cur.accept('(')) {
-      args = cur.until_top_level(')');
-      if (!cur.accept(')')) {
-        d.error(sp, cur.pos(), "missing ')'", rel + "(" + p.output + ", ref(" + p.output + "))");
-        return;
-      }
-    }
-    std::string compact;
-    for (char ch : args)
-      if (!std::isspace(static_cast<unsigned char>(ch))) compact += ch;
-    if (compact != p.output + ",ref(" + p.output + ")") {
-      d.error(sp, args_at, "the relation compares the output with its reference",
-              rel + "(" + p.output + ", ref(" + p.output + "))");
+    if (!cur.accept('(')) {
+      d.error(sp, args_at, "expected '(' after " + rel, form);
       return;
     }
+    const std::size_t inner_at = cur.pos();
+    const std::string args = cur.until_top_level(')');
+    if (!cur.accept(')')) {
+      d.error(sp, cur.pos(), "missing ')'", form);
+      return;
+    }
+    const auto parts = split_top_level(args, ',');
+    if (parts.size() != 2) {
+      d.error(sp, args_at, rel + " compares an output with the reference's answer", form);
+      return;
+    }
+    const std::string first = trim(args.substr(parts[0].first, parts[0].second - parts[0].first));
+    Cursor fc(first);
+    const std::string out_name = fc.ident();
+    if (out_name.empty() || !fc.at_end()) {
+      d.error(sp, inner_at + skip_ws_at(args, 0), "expected the output's name as the first argument", form);
+      return;
+    }
+    if (bare) {
+      p.output = out_name;
+    } else if (out_name != p.output) {
+      d.error(sp, inner_at + skip_ws_at(args, 0), "the relation compares '" + out_name + "', not the output '" +
+              p.output + "'", rel + "(" + p.output + ", ref(...))");
+      return;
+    }
+    const std::size_t ref_at = inner_at + parts[1].first + skip_ws_at(args.substr(parts[1].first), 0);
+    const std::string second = args.substr(parts[1].first, parts[1].second - parts[1].first);
+    Cursor rc(second);
+    std::vector<std::string> ref_names;
+    if (rc.ident() != "ref" || rc.peek() != '(') {
+      d.error(sp, ref_at, "expected ref(...) as the second argument", form);
+      return;
+    }
+    {
+      rc.accept('(');
+      const std::string names = rc.until_top_level(')');
+      if (!rc.accept(')') || !rc.at_end()) {
+        d.error(sp, ref_at, "malformed ref(...)", form);
+        return;
+      }
+      for (auto [nb, ne] : split_top_level(names, ',')) {
+        const std::string n = trim(names.substr(nb, ne - nb));
+        Cursor nc(n);
+        if (nc.ident().empty() || !nc.at_end()) {
+          d.error(sp, ref_at, "ref(...) takes tensor names", form);
+          return;
+        }
+        ref_names.push_back(n);
+      }
+    }
+    // ref(O): the reference's value of O; ref(A, B): the reference applied to the inputs.
+    if (!(ref_names.size() == 1 && ref_names[0] == p.output)) p.ref_args = ref_names;
     if (cur.accept_word("or")) {
       if (!cur.accept_word("raise")) {
         d.error(sp, skip_ws_at(t, cur.pos()), "expected 'raise' after 'or'", rel + "(...) or raise UnsupportedShape");
@@ -548,16 +667,153 @@ const std::vector<std::string>& tolerance_forms() {
   return v;
 }
 
+/// Checks that every function an expression calls exists.
+bool known_calls(const Expr& e, const std::string& text, std::size_t base, const Span& sp, Diags& d) {
+  std::vector<std::string> calls;
+  collect_calls(e, &calls);
+  const auto& known = known_functions();
+  for (const auto& f : calls) {
+    if (std::find(known.begin(), known.end(), f) != known.end()) continue;
+    const std::size_t at = text.find(f);
+    d.error(sp, base + (at == std::string::npos ? 0 : at), "unknown function '" + f + "'",
+            "one of: " + join(known, ", "), nearest_word(f, known));
+    return false;
+  }
+  return true;
+}
+
+/// One or more `absolute|relative|ulp E [signed]` tolerances, each optionally
+/// qualified by the precisions it is for:
+///   relative 1e-5                                  one tolerance for every precision
+///   relative 1e-4 (FP32), relative 1e-3 (FP16)     per precision, in a list
+///   relative 5e-3 for FP8E4M3                      per precision, one per line
+///   absolute N * eps(P) * max|x| for precision P   P = the config's precision: every precision
+/// A list of qualified items becomes per_precision {...}.
+bool simple_tolerances(const Span& sp, Tolerance* tol, Diags& d) {
+  const std::string& t = sp.text();
+  const std::vector<std::string> kinds = {"absolute", "relative", "ulp"};
+  struct Item {
+    Tolerance tol;
+    std::vector<DType> dtypes;
+    bool every = false;  // `for precision P`
+    std::size_t at = 0;
+  };
+  std::vector<Item> items;
+  std::size_t pos = 0;
+  for (;;) {
+    Cursor cur(t, pos);
+    Item it;
+    it.at = skip_ws_at(t, pos);
+    const std::string kind = cur.ident();
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      d.error(sp, it.at, items.empty() ? "expected a tolerance" : "unexpected '" + t.substr(it.at, 12) + "' after a tolerance",
+              "absolute E, relative E or ulp E, each optionally followed by (PRECISION) or 'for PRECISION'",
+              nearest_word(kind, kinds));
+      return false;
+    }
+    it.tol.kind = kind == "absolute" ? Tolerance::Kind::kAbsolute
+                  : kind == "relative" ? Tolerance::Kind::kRelative
+                                       : Tolerance::Kind::kUlp;
+    const std::size_t eb = cur.pos();
+    const std::string rest = t.substr(eb);
+    if (trim(rest).empty()) {
+      d.error(sp, eb, "missing expression", "a number or an expression such as N * eps(P)");
+      return false;
+    }
+    ExprError err;
+    std::size_t end = 0;
+    if (!parse_expr_prefix(rest, &it.tol.value, &err, &end)) {
+      d.error(sp, eb + err.offset, err.message, err.expected);
+      return false;
+    }
+    if (!known_calls(it.tol.value, rest.substr(0, end), eb, sp, d)) return false;
+    cur.set_pos(eb + end);
+    // `ulp E signed`: +0 and -0 differ.
+    if (it.tol.kind == Tolerance::Kind::kUlp && cur.accept_word("signed")) it.tol.signed_zeros = true;
+    auto precision = [&](const std::string& name, std::size_t at) {
+      if (name == "P") {
+        it.every = true;
+        return true;
+      }
+      auto dt = parse_dtype(name);
+      if (!dt) {
+        d.error(sp, at, "unknown precision '" + name + "'", "one of: " + dtype_list_text() + " (or P: every precision)",
+                nearest_word(name, dtype_names()));
+        return false;
+      }
+      it.dtypes.push_back(*dt);
+      return true;
+    };
+    if (cur.peek() == '(') {  // (FP32) or (FP32, FP16)
+      cur.accept('(');
+      const std::size_t ib = cur.pos();
+      const std::string inner = cur.until_top_level(')');
+      cur.accept(')');
+      for (auto [b, e] : split_top_level(inner, ',')) {
+        const std::string name = trim(inner.substr(b, e - b));
+        if (!precision(name, ib + skip_ws_at(inner, b))) return false;
+      }
+    } else if (cur.accept_word("for")) {  // for FP8E4M3 | for precision P | for FP32, FP16
+      cur.accept_word("precisions") || cur.accept_word("precision");
+      for (;;) {
+        const std::size_t at = skip_ws_at(t, cur.pos());
+        const std::string name = cur.word();
+        if (name.empty()) {
+          d.error(sp, at, "expected a precision after 'for'", "for FP32 or for precision P");
+          return false;
+        }
+        if (!precision(name, at)) return false;
+        // `, FP16` continues the precisions; `, relative ...` starts the next tolerance.
+        Cursor next(t, cur.pos());
+        if (!next.accept(',')) break;
+        const std::string w = next.word();
+        if (w.empty() || std::find(kinds.begin(), kinds.end(), w) != kinds.end() || !(w == "P" || parse_dtype(w)))
+          break;
+        cur.accept(',');
+      }
+    }
+    if (it.every && !it.dtypes.empty()) {
+      d.error(sp, it.at, "a tolerance is for precision P (every precision) or for named ones, not both",
+              "for precision P, or for FP32, FP16");
+      return false;
+    }
+    items.push_back(std::move(it));
+    Cursor sep(t, cur.pos());
+    if (sep.at_end()) break;
+    if (!sep.accept(',') && !sep.accept(';')) sep.accept_word("and");
+    pos = sep.pos();
+  }
+  if (items.size() == 1 && items[0].dtypes.empty()) {
+    *tol = std::move(items[0].tol);
+    return true;
+  }
+  tol->kind = Tolerance::Kind::kPerPrecision;
+  tol->per_precision.clear();
+  for (const Item& it : items) {
+    if (it.dtypes.empty()) {
+      d.error(sp, it.at, "in a list of tolerances each names the precisions it is for",
+              "relative 1e-4 (FP32), relative 1e-3 (FP16)");
+      return false;
+    }
+    for (DType dt : it.dtypes) {
+      for (const auto& have : tol->per_precision) {
+        if (have.dtype == dt) {
+          d.error(sp, it.at, std::string(dtype_name(dt)) + " is given two tolerances", "one tolerance per precision");
+          return false;
+        }
+      }
+      tol->per_precision.push_back({dt, it.tol});
+    }
+  }
+  return true;
+}
+
 /// Parses a structured tolerance from sp; returns false on error; *prose when not structured.
 bool parse_tol(const Span& sp, Tolerance* tol, Diags& d, bool* prose) {
   const std::string& t = sp.text();
   Cursor cur(t);
   const std::string head = cur.ident();
   *prose = false;
-  auto expr_rest = [&](Expr* out) {
-    const std::size_t b = cur.pos();
-    return expression(cur.rest(), b, sp, d, out);
-  };
   if (head == "none") {
     tol->kind = Tolerance::Kind::kNone;
     if (!cur.at_end()) {
@@ -566,25 +822,7 @@ bool parse_tol(const Span& sp, Tolerance* tol, Diags& d, bool* prose) {
     }
     return true;
   }
-  if (head == "absolute" || head == "relative" || head == "ulp") {
-    tol->kind = head == "absolute" ? Tolerance::Kind::kAbsolute
-                : head == "relative" ? Tolerance::Kind::kRelative
-                                     : Tolerance::Kind::kUlp;
-    if (head == "ulp") {
-      // `ulp E signed`: the trailing word makes +0 and -0 differ.
-      const std::size_t b = cur.pos();
-      std::string rest = cur.text().substr(std::min(b, cur.text().size()));
-      while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.pop_back();
-      constexpr std::string_view kSigned = "signed";
-      if (rest.size() > kSigned.size() && rest.ends_with(kSigned) &&
-          (rest[rest.size() - kSigned.size() - 1] == ' ' || rest[rest.size() - kSigned.size() - 1] == '\t')) {
-        tol->signed_zeros = true;
-        rest.resize(rest.size() - kSigned.size());
-        return expression(rest, b, sp, d, &tol->value);
-      }
-    }
-    return expr_rest(&tol->value);
-  }
+  if (head == "absolute" || head == "relative" || head == "ulp") return simple_tolerances(sp, tol, d);
   if (head == "elementwise") {
     tol->kind = Tolerance::Kind::kElementwise;
     const std::size_t b = cur.pos();
@@ -789,6 +1027,40 @@ const std::vector<std::string>& stats() {
   return v;
 }
 
+/// The probe an `inject` names: an identifier (nan, saturation, oob, ...), or
+/// the paper's spelling of non-finite values: NaN, Inf, -Inf, and lists of
+/// them (NaN/Inf, NaN/+Inf/-Inf) — one value is that probe, several are
+/// `nonfinite` (NaN, +Inf and -Inf in turn). Empty (and *why) if neither.
+std::string anomaly_name(const std::string& token, std::string* why) {
+  auto lower = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  if (token.empty()) return {};
+  std::set<std::string> values;
+  bool nonfinite_spelling = token.find('/') != std::string::npos;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t slash = token.find('/', start);
+    const std::string part = lower(token.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    if (part == "nan") values.insert("nan");
+    else if (part == "inf" || part == "+inf") values.insert("inf");
+    else if (part == "-inf" || part == "neg_inf") values.insert("neg_inf");
+    else if (part == "nonfinite") values.insert("nonfinite");
+    else if (nonfinite_spelling || part.empty() || !is_ident_start(part[0]) ||
+             part.find_first_of("+-") != std::string::npos) {
+      *why = "'" + token + "' is not an anomaly kc injects";
+      return {};
+    } else {
+      return token;  // another probe, by its name
+    }
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  if (values.size() == 1) return *values.begin();
+  return "nonfinite";
+}
+
 bool parse_aggregate(const std::string& text, Aggregate* agg) {
   Cursor c(text);
   const std::string stat = c.ident();
@@ -845,9 +1117,19 @@ void parse_measure(const Span& sp, Contract* c, Diags& d) {
     }
   } else if (head == "inject") {
     m.kind = Protocol::Kind::kInject;
-    m.anomaly = cur.ident();
+    const std::size_t an_at = skip_ws_at(head_text, cur.pos());
+    std::size_t an_end = an_at;
+    while (an_end < head_text.size() &&
+           (is_ident_char(head_text[an_end]) || head_text[an_end] == '/' || head_text[an_end] == '-' ||
+            head_text[an_end] == '+'))
+      ++an_end;
+    const std::string token = head_text.substr(an_at, an_end - an_at);
+    cur.set_pos(an_end);
+    std::string why;
+    m.anomaly = anomaly_name(token, &why);
     if (m.anomaly.empty()) {
-      d.error(sp, at(cur.pos()), "expected the anomaly to inject", "inject nan(A) at density 0.01");
+      d.error(sp, at(an_at), why.empty() ? "expected the anomaly to inject" : why,
+              "inject nan(A) at density 0.01, inject NaN/Inf at varied positions");
       return;
     }
     if (cur.peek() == '(') {
@@ -862,9 +1144,18 @@ void parse_measure(const Span& sp, Contract* c, Diags& d) {
         if (!a.empty()) m.anomaly_args.push_back(a);
       }
     }
-    if (cur.accept_word("at")) {
+    while (cur.accept_word("at")) {
+      if (cur.accept_word("varied") || cur.accept_word("random")) {
+        // Every probe draws its positions afresh per sample; the words say so.
+        if (!cur.accept_word("positions")) {
+          d.error(sp, at(cur.pos()), "expected 'positions'", "at varied positions");
+          return;
+        }
+        m.positions = "varied";
+        continue;
+      }
       if (!cur.accept_word("density")) {
-        d.error(sp, at(cur.pos()), "expected 'density' after 'at'", "at density 0.01");
+        d.error(sp, at(cur.pos()), "expected 'density d' or 'varied positions' after 'at'", "at density 0.01");
         return;
       }
       const std::size_t d_at = skip_ws_at(head_text, cur.pos());
@@ -976,34 +1267,29 @@ void parse_measure(const Span& sp, Contract* c, Diags& d) {
 void parse_violation(const Span& sp, Contract* c, Diags& d) {
   const std::string& t = sp.text();
   ViolationSpec& v = c->violation;
+  // Free text (the paper's form), then optionally `signature A, B(x)`: the
+  // last top-level `signature` followed by upper-case names starts the list;
+  // the word inside prose ("a signature of ...") is text.
   auto parts = split_top_level_word(t, "signature");
-  if (parts.size() > 2) {
-    d.error(sp, parts[2].first, "'signature' appears twice", "one 'signature A, B(x)' list");
-    return;
+  std::size_t list_begin = std::string::npos;
+  if (parts.size() >= 2) {
+    const std::size_t b = parts.back().first;
+    const std::string after = trim(t.substr(b, parts.back().second - b));
+    if (!after.empty() && after[0] >= 'A' && after[0] <= 'Z') list_begin = b;
   }
-  const std::string text_part = trim(t.substr(parts[0].first, parts[0].second - parts[0].first));
+  const std::size_t text_end =
+      list_begin == std::string::npos ? t.size() : parts[parts.size() - 2].second;
+  const std::string text_part = trim(t.substr(0, text_end));
   if (!text_part.empty()) {
     Cursor tc(text_part);
     std::string q;
     bool unterminated = false;
-    if (tc.quoted(&q, &unterminated)) {
-      if (unterminated) {
-        d.error(sp, parts[0].first + skip_ws_at(t, 0), "unterminated string", "a closing '\"'");
-        return;
-      }
-      if (!tc.at_end()) {
-        d.error(sp, t.find(text_part) + tc.pos(), "unexpected text after the quoted description",
-                "signature NAME(args), ...");
-        return;
-      }
-      v.text = q;
-    } else {
-      v.text = collapse_ws(text_part);
-    }
+    if (tc.quoted(&q, &unterminated) && !unterminated && tc.at_end()) v.text = q;
+    else v.text = collapse_ws(text_part);
   }
-  if (parts.size() < 2) return;
-  const std::size_t base = parts[1].first;
-  const std::string list = t.substr(base, parts[1].second - base);
+  if (list_begin == std::string::npos) return;
+  const std::size_t base = list_begin;
+  const std::string list = t.substr(base);
   for (auto [b, e] : split_top_level(list, ',')) {
     const std::string item = list.substr(b, e - b);
     const std::size_t at = base + b + skip_ws_at(item, 0);
@@ -1043,6 +1329,38 @@ void parse_violation(const Span& sp, Contract* c, Diags& d) {
   if (v.signatures.empty()) d.error(sp, base, "'signature' lists nothing", "signature SATURATION(65504)");
 }
 
+/// What a form's parser objected to, as one line: the gap of a prose clause.
+std::string gap_text(const Diagnostic& e) {
+  std::string g = e.message;
+  if (!e.suggestion.empty()) g += " (did you mean '" + e.suggestion + "'?)";
+  if (!e.expected.empty()) g += "; executable form: " + e.expected;
+  return g;
+}
+
+/// Turns a clause whose structured parse failed into prose: the typed part is
+/// reset (nothing half-parsed reaches the engine) and the gap says why.
+void make_prose(std::string_view keyword, const Diagnostic& e, Contract* c, ClauseInfo* info) {
+  if (keyword == "scope") {
+    c->scope.clear();
+  } else if (keyword == "pre") {
+    for (Predicate& p : c->pre) p.kind = Predicate::Kind::kProse;
+  } else if (keyword == "post") {
+    c->post = Postcondition{};
+  } else if (keyword == "tolerance") {
+    c->tolerance = Tolerance{};
+    c->tolerance.kind = Tolerance::Kind::kProse;
+  } else if (keyword == "reference") {
+    c->reference = Reference{};
+  } else if (keyword == "measure") {
+    c->measure = Protocol{};
+  } else if (keyword == "violation") {
+    c->violation = ViolationSpec{};
+    c->violation.text = info->text;
+  }
+  info->gap = std::string(keyword) + " is prose: " + gap_text(e);
+  info->gap_loc = e.loc;
+}
+
 ClauseInfo* info_for(std::string_view keyword, Contract* c) {
   if (keyword == "scope") return &c->scope_info;
   if (keyword == "pre") return &c->pre_info;
@@ -1075,22 +1393,38 @@ void parse_clause(std::string_view keyword, const Span& body_in, Contract* c, Di
   info->present = true;
   info->text = collapse_ws(body.text());
   if (body.text().empty()) {
-    d.error(body, 0, "empty '" + std::string(keyword) + "' clause", "the clause's content after the keyword");
-    info->gap = "the clause is empty";
+    info->gap = "the " + std::string(keyword) + " clause is empty; write its content after the keyword";
+    info->gap_loc = body.loc(0);
     return;
   }
-  const std::size_t errors_before = d.error_count();
-  if (keyword == "scope") parse_scope(body, c, d);
-  else if (keyword == "pre") parse_pre(body, c, d);
-  else if (keyword == "post") parse_post(body, c, d);
-  else if (keyword == "tolerance") parse_tolerance(body, c, d);
-  else if (keyword == "reference") parse_reference(body, c, d);
-  else if (keyword == "measure") parse_measure(body, c, d);
-  else if (keyword == "violation") parse_violation(body, c, d);
-  if (d.error_count() > errors_before && info->gap.empty()) info->gap = "the clause has errors";
-  // Every name the clause uses is one kc's tables hold (lang/names.h).
-  if (d.error_count() == errors_before && !check_clause_names(keyword, body, *c, d))
+  // Structure is the only hard error inside a clause: brackets and quotes balance.
+  if (!check_brackets(body, d, keyword)) {
+    info->gap = "the clause has unbalanced brackets";
+    return;
+  }
+  // A clause that does not match one of its structured forms is prose: what
+  // the form's parser objected to becomes the gap lint reports, at its place.
+  std::vector<Diagnostic> found;
+  Diags sub(&found);
+  if (keyword == "scope") parse_scope(body, c, sub);
+  else if (keyword == "pre") parse_pre(body, c, sub);
+  else if (keyword == "post") parse_post(body, c, sub);
+  else if (keyword == "tolerance") parse_tolerance(body, c, sub);
+  else if (keyword == "reference") parse_reference(body, c, sub);
+  else if (keyword == "measure") parse_measure(body, c, sub);
+  else if (keyword == "violation") parse_violation(body, c, sub);
+  const Diagnostic* first_error = nullptr;
+  for (const Diagnostic& x : found) {
+    // An unknown word (op class, probe, signature, ...) is an error, not prose.
+    if (x.severity != Diagnostic::Severity::kError || is_unknown_name(x)) d.add(x);
+    if (x.severity == Diagnostic::Severity::kError && !first_error) first_error = &x;
+  }
+  if (first_error) {
+    make_prose(keyword, *first_error, c, info);
+  } else if (!check_clause_names(keyword, body, *c, d)) {
     info->gap = "the " + std::string(keyword) + " clause names a word kc does not know";
+    info->gap_loc = body.loc(0);
+  }
 }
 
 void parse_meta(std::string_view keyword, const Span& body, Contract* c, Diags& d) {
@@ -1110,8 +1444,12 @@ std::string print_predicate(const Predicate& p) {
       for (DType t : p.dtypes) names.emplace_back(dtype_name(t));
       return "precision(" + join(p.tensors, ", ") + ") in {" + join(names, ", ") + "}";
     }
-    case Predicate::Kind::kShape:
-      return "shape(" + join(p.tensors, ", ") + ") = (" + join(p.dims, ", ") + ")";
+    case Predicate::Kind::kShape: {
+      std::string s = "shape(" + join(p.tensors, ", ") + ") = (" + join(p.dims, ", ") + ")";
+      for (std::size_t i = 0; i < p.dim_sets.size(); ++i)
+        s += (i ? ", " : " with ") + p.dim_sets[i].first + " in {" + join(p.dim_sets[i].second, ", ") + "}";
+      return s;
+    }
     case Predicate::Kind::kValueRange: {
       std::string head = "value_range(" + join(p.tensors, ", ") + ") ";
       switch (p.range) {
@@ -1177,10 +1515,12 @@ std::vector<std::string> print_clause(std::string_view keyword, const Contract& 
     const Postcondition& p = c.post;
     switch (p.kind) {
       case Postcondition::Kind::kElementwiseClose:
-        return {"output " + p.output + " satisfies elementwise_close(" + p.output + ", ref(" + p.output + "))" +
+      case Postcondition::Kind::kClose: {
+        const std::string rel = p.kind == Postcondition::Kind::kClose ? "close" : "elementwise_close";
+        const std::string ref = p.ref_args.empty() ? p.output : join(p.ref_args, ", ");
+        return {"output " + p.output + " satisfies " + rel + "(" + p.output + ", ref(" + ref + "))" +
                 (p.or_raise.empty() ? "" : " or raise " + p.or_raise)};
-      case Postcondition::Kind::kClose:
-        return {"output " + p.output + " satisfies close(" + p.output + ", ref(" + p.output + "))"};
+      }
       case Postcondition::Kind::kDeclaredPolicy:
         return {"declared_policy " + p.policy + " in {" + join(p.allowed, ", ") + "}"};
       case Postcondition::Kind::kBitwiseIdentical:
@@ -1225,6 +1565,7 @@ std::vector<std::string> print_clause(std::string_view keyword, const Contract& 
         s = "inject " + m.anomaly;
         if (!m.anomaly_args.empty()) s += "(" + join(m.anomaly_args, ", ") + ")";
         if (m.density) s += " at density " + format_number(*m.density);
+        if (!m.positions.empty()) s += " at " + m.positions + " positions";
         break;
       case Protocol::Kind::kEnumerate:
         s = "enumerate " + m.param;
