@@ -91,6 +91,10 @@ struct OracleResult {
   std::vector<std::vector<double>> outputs;  ///< one per kOut/kInOut tensor, signature order
   std::vector<std::string> output_names;
   std::optional<std::string> raises;  ///< the op's semantics require an error (e.g. OOB under RAISE)
+  /// Per output, parallel to outputs (empty: none): 1 where the reference's
+  /// spec fixes the value exactly (IEEE 754's special values, kc/oracles.h);
+  /// the judge admits no error there, whatever the tolerance.
+  std::vector<std::vector<std::uint8_t>> exact;
 };
 
 /// Options the oracle honours: from the contract's `reference ... with k = v`

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/case_run.h"
+#include "engine/oracle_reference.h"
 #include "engine/poison.h"
 #include "engine/policy.h"
 #include "kc/metrics.h"
@@ -475,6 +476,8 @@ class NumericJudge final : public Judge {
       if (s.call.names[k] == name && poisoned(c.op, s.call, k)) unwritten = fill_mask(out);
     for (std::size_t i = 0; i < unwritten.size(); ++i)
       if (unwritten[i]) ratios[ratios.size() == unwritten.size() ? i : 0] = std::numeric_limits<double>::infinity();
+    // A spec's special values are exact: no tolerance applies there.
+    judge_exact_elements(c, s, o, got, unwritten, &ratios);
     c.ev.count(cr.ce, static_cast<std::int64_t>(ratios.size()));
     std::int64_t worst_i = -1;
     double worst = -1;

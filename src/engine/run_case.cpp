@@ -11,6 +11,7 @@
 
 #include "engine/case_run.h"
 #include "engine/poison.h"
+#include "engine/oracle_reference.h"
 #include "engine/sample_cache.h"
 #include "kc/metrics.h"
 #include "kc/obligation.h"
@@ -323,6 +324,8 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
     if (computed.ok()) cache->put_oracle(oracle_key, *computed);
     return computed;
   };
+  // `reference stable_algorithm NAME` / `spec NAME`: the named oracle (kc/oracles.h).
+  if (auto named = named_reference(c, cache, inputs_key)) s->reference = std::move(named);
   if (alternate) {
     // Shared like the oracle's: every impl of the run judged against this
     // reference impl on these inputs gets the answer it gave once.
@@ -361,7 +364,7 @@ Step compute_oracle(CaseRun& c, Sample& s) {
                    ? bound_tolerance(c.contract.tolerance, s.config->dtype)
                    : nullptr;
   if (s.fast_tol) {
-    s.oracle = OracleResult{{}, {}, std::nullopt};
+    s.oracle = OracleResult{};
     return Step::next();
   }
   auto oracle = s.reference(s.call);
@@ -608,6 +611,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   const std::unique_ptr<Judge> judge = make_judge(plan);
   if (contract.reference.kind == Reference::Kind::kAlternateStack)
     if (Step st = setup_alternate_stack(c); st.kind == Step::Kind::kEndCase) return finish(res, st.verdict, st.reason);
+  if (Step st = setup_named_reference(c); st.kind == Step::Kind::kEndCase) return finish(res, st.verdict, st.reason);
 
   std::int64_t skipped_configs = 0;
   for (const Config& config : plan.configs) {
@@ -630,6 +634,8 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   close_evidence(c);
   judge->end_case(c);
   auto [verdict, reason] = decide(c, skipped_configs);
+  // After the verdict's own findings, like the alternate stack's note.
+  if (const std::string named = close_named_reference(c); verdict != Verdict::kNotApplicable) reason += named;
   if (const std::string used = alternates_used(c, false); !used.empty() && verdict != Verdict::kNotApplicable)
     reason += " [oracle: alternate stack " + used + "]";
   note_alternates(c);
