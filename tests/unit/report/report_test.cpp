@@ -2,10 +2,12 @@
 #include "kc/report.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -395,6 +397,56 @@ TEST(Trace, AnUnopenableTraceIsAnInternalError) {
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().code(), kc::StatusCode::kInternal);
   EXPECT_NE(w.status().message().find(dir), std::string::npos) << w.status().message();
+}
+
+/// Runs the kc binary of this build with `args`; returns its exit code, and its stderr in *err.
+int run_kc(const std::string& args, std::string* err) {
+  const std::string err_path = temp_path("kc.stderr");
+  const std::string cmd = std::string(KC_BINARY_DIR) + "/bin/kc " + args + " >/dev/null 2>'" + err_path + "'";
+  const int rc = std::system(cmd.c_str());
+  *err = read_all(err_path);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+const std::string kOneCase =
+    std::string("check '") + KC_SOURCE_DIR + "/contracts' --impl ref.relu --contract C-EXC-01 --no-color";
+
+TEST(KcWrites, ATraceWriteThatFailsExitsInternalNamingTheFile) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full";
+  std::string err;
+  EXPECT_EQ(run_kc(kOneCase + " --trace /dev/full", &err), kc::exit_value(kc::ExitCode::kInternal)) << err;
+  EXPECT_NE(err.find("cannot write /dev/full"), std::string::npos) << err;
+}
+
+TEST(KcWrites, AReportThatCannotBeWrittenExitsInternal) {
+  // report.json is a directory: the rename over it fails, whoever runs the test.
+  const std::string out = temp_path("out");
+  std::filesystem::create_directories(out + "/report.json");
+  std::string err;
+  const std::string grade = std::string("grade '") + KC_SOURCE_DIR +
+                            "/contracts' --impl ref.relu --contract C-EXC-01 --no-color --out '" + out + "'";
+  EXPECT_EQ(run_kc(grade, &err), kc::exit_value(kc::ExitCode::kInternal)) << err;
+  EXPECT_NE(err.find("cannot write " + out + "/report.json"), std::string::npos) << err;
+  // The trace was written, and its last hash printed.
+  EXPECT_NE(err.find("kc: trace " + out + "/trace.jsonl last hash "), std::string::npos) << err;
+}
+
+TEST(KcWrites, ARunPrintsTheLastHashAndRefusesABrokenChain) {
+  const std::string trace = temp_path("trace.jsonl");
+  std::string err;
+  ASSERT_EQ(run_kc(kOneCase + " --trace '" + trace + "'", &err), 0) << err;
+  auto w = report::TraceWriter::open(trace);
+  ASSERT_TRUE(w.ok());
+  EXPECT_NE(err.find("last hash " + w->last_hash()), std::string::npos) << err;
+  ASSERT_EQ(run_kc(kOneCase + " --trace '" + trace + "'", &err), 0) << err;
+  // Delete the first record: the second no longer chains; kc refuses to append.
+  auto lines = lines_of(read_all(trace));
+  ASSERT_EQ(lines.size(), 2u);
+  write_all(trace, lines[1] + "\n");
+  const std::string before = read_all(trace);
+  EXPECT_EQ(run_kc(kOneCase + " --trace '" + trace + "'", &err), kc::exit_value(kc::ExitCode::kUsage)) << err;
+  EXPECT_NE(err.find("chain broken"), std::string::npos) << err;
+  EXPECT_EQ(read_all(trace), before) << "kc appended to a broken trace";
 }
 
 TEST(RenderJson, RecordsTheTracesLastHashAndWriteErrors) {
