@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kc/oracles.h"
+#include "kc/signature.h"
 
 namespace kc::engine {
 namespace {
@@ -104,7 +105,7 @@ void judge_exact_elements(CaseRun& c, const Sample& s, std::size_t o, const std:
   char got_text[40], ref_text[40];
   std::snprintf(got_text, sizeof got_text, "%.9g", got[static_cast<std::size_t>(first)]);
   std::snprintf(ref_text, sizeof ref_text, "%.9g", ref[static_cast<std::size_t>(first)]);
-  c.ev.add_signature({"SPECIAL_VALUE", {std::to_string(missed)}});
+  c.ev.add_signature({sig::kSpecialValue, {std::to_string(missed)}});
   c.ev.note(std::to_string(missed) + " of " + std::to_string(special) + " special values of " + name +
             " differ from the exact value reference " + clause(c.contract.reference) + " fixes (no tolerance applies " +
             "there): " + name + position_of(out, first) + " = " + got_text + input + ", the spec gives " + ref_text);
