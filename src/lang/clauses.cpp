@@ -6,9 +6,7 @@
 #include <set>
 
 #include "kc/lang.h"
-#include "kc/vocabulary.h"
 #include "lang/expr_internal.h"
-#include "lang/names.h"
 
 namespace kc::lang::detail {
 namespace {
@@ -165,7 +163,14 @@ void parse_scope(const Span& sp, Contract* c, Diags& d) {
       c->scope.push_back(id);
       continue;
     }
-    unknown_name(d, sp, at == std::string::npos ? 0 : at, "op class", id, known);
+    const std::string near = nearest_word(id, known);
+    if (!near.empty()) {
+      d.error(sp, at == std::string::npos ? 0 : at, "unknown op class '" + id + "'", "one of: " + join(known, ", "),
+              near);
+    } else {
+      c->scope.push_back(id);
+      c->scope_info.gap = "op class '" + id + "' is not registered in this kc build (known: " + join(known, ", ") + ")";
+    }
   }
 }
 
@@ -466,7 +471,7 @@ void parse_pre(const Span& sp, Contract* c, Diags& d) {
     const bool ok = parse_predicate(part, &p, sub);
     const Diagnostic* error = nullptr;
     for (const Diagnostic& x : found) {
-      if (x.severity != Diagnostic::Severity::kError || is_unknown_name(x)) d.add(x);
+      if (x.severity != Diagnostic::Severity::kError) d.add(x);
       else if (!error) error = &x;
     }
     if (!ok || error) {
@@ -1023,7 +1028,7 @@ void parse_reference(const Span& sp, Contract* c, Diags& d) {
 
 // ---------------------------------------------------------------- measure
 const std::vector<std::string>& stats() {
-  static const std::vector<std::string> v = word_names(aggregate_table());
+  static const std::vector<std::string> v = {"max", "p99", "mean", "count", "min"};
   return v;
 }
 
@@ -1210,12 +1215,6 @@ void parse_measure(const Span& sp, Contract* c, Diags& d) {
       Aggregate agg;
       const std::string what = trim(sc.rest());
       if (!parse_aggregate(what, &agg)) {
-        Cursor wc(what);
-        const std::string stat = wc.ident();
-        if (!wc.ident().empty() && wc.at_end()) {  // two words: the statistic is not one kc computes
-          unknown_name(d, sp, b + step.find(stat), "statistic", stat, stats());
-          return;
-        }
         d.error(sp, s_at, "expected 'compute STAT METRIC'", "compute max bound_ratio (STAT: " + join(stats(), ", ") + ")");
         return;
       }
@@ -1321,8 +1320,13 @@ void parse_violation(const Span& sp, Contract* c, Diags& d) {
     }
     const auto& known = known_signatures();
     if (std::find(known.begin(), known.end(), s.name) == known.end()) {
-      unknown_name(d, sp, at, "signature", s.name, known);
-      return;
+      const std::string near = nearest_word(s.name, known);
+      if (!near.empty()) {
+        d.error(sp, at, "unknown signature '" + s.name + "'", "a signature kc can observe", near);
+        return;
+      }
+      d.warning(sp, at, "signature '" + s.name + "' is not one kc observes; it can never be matched",
+                "one of: " + join(known, ", "));
     }
     v.signatures.push_back(std::move(s));
   }
@@ -1415,16 +1419,10 @@ void parse_clause(std::string_view keyword, const Span& body_in, Contract* c, Di
   else if (keyword == "violation") parse_violation(body, c, sub);
   const Diagnostic* first_error = nullptr;
   for (const Diagnostic& x : found) {
-    // An unknown word (op class, probe, signature, ...) is an error, not prose.
-    if (x.severity != Diagnostic::Severity::kError || is_unknown_name(x)) d.add(x);
-    if (x.severity == Diagnostic::Severity::kError && !first_error) first_error = &x;
+    if (x.severity != Diagnostic::Severity::kError) d.add(x);
+    else if (!first_error) first_error = &x;
   }
-  if (first_error) {
-    make_prose(keyword, *first_error, c, info);
-  } else if (!check_clause_names(keyword, body, *c, d)) {
-    info->gap = "the " + std::string(keyword) + " clause names a word kc does not know";
-    info->gap_loc = body.loc(0);
-  }
+  if (first_error) make_prose(keyword, *first_error, c, info);
 }
 
 void parse_meta(std::string_view keyword, const Span& body, Contract* c, Diags& d) {
@@ -1433,7 +1431,6 @@ void parse_meta(std::string_view keyword, const Span& body, Contract* c, Diags& 
     d.error(body, 0, "'" + std::string(keyword) + "' needs a value", std::string(keyword) + " \"...\"");
     return;
   }
-  if (!check_meta_name(keyword, body.trimmed(), value, d)) return;
   c->meta[std::string(keyword)] = value;
 }
 
@@ -1625,6 +1622,11 @@ std::vector<std::string> parse_list(const Span& body, Diags& d, std::string_view
     std::string item = trim(t.substr(b, e - b));
     if (item.empty()) {
       d.error(body, shift + b, "empty item in " + std::string(what) + " list", "items separated by ','");
+      continue;
+    }
+    if (!valid_plain_name(item)) {
+      d.error(body, shift + b + skip_ws_at(t, b) - b, "'" + item + "' is not one name in the " + std::string(what) + " list",
+              "names or globs separated by ','");
       continue;
     }
     out.push_back(item);

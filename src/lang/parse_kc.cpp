@@ -340,11 +340,7 @@ class KcParser {
     return depth;
   }
 
-  static bool valid_id(const std::string& id) {
-    if (id.empty() || !is_ident_start(id[0])) return false;
-    return std::all_of(id.begin(), id.end(), [](char c) { return is_ident_char(c) || c == '-'; }) &&
-           id.back() != '-' && id.back() != '.';
-  }
+  static bool valid_id(const std::string& id) { return valid_contract_id(id); }
 
   static ClauseInfo* clause_info(Contract* c, const std::string& keyword) {
     if (keyword == "scope") return &c->scope_info;

@@ -109,6 +109,24 @@ std::size_t Diags::error_count() const {
   }));
 }
 
+bool valid_contract_id(std::string_view id) {
+  if (id.empty() || !is_ident_start(id[0])) return false;
+  for (char c : id)
+    if (!is_ident_char(c) && c != '-') return false;
+  return id.back() != '-' && id.back() != '.';
+}
+
+bool valid_plain_name(std::string_view name) {
+  if (name.empty() || name.find("--") != std::string_view::npos) return false;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || c == '"' || c == ',' || c == '{' || c == '}' || c == '(' || c == ')' || c == '[' || c == ']' ||
+        c == ';' || u == 0x7f)
+      return false;
+  }
+  return true;
+}
+
 bool is_ident_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }

@@ -129,6 +129,12 @@ bool parse_number(std::string_view text, double* value);
 std::string format_number(double v);
 /// Quotes a string for .kc output.
 std::string quote(std::string_view s);
+/// A contract id: an identifier start, then identifier characters or '-'
+/// (C-PRC-01, KC-GEMM-01); not ending in '-' or '.'.
+bool valid_contract_id(std::string_view id);
+/// A name that reads back as one word after `impl`, `suite` or in a list
+/// (no spaces, quotes, braces, commas or comment dashes).
+bool valid_plain_name(std::string_view name);
 bool is_ident_start(char c);
 bool is_ident_char(char c);
 

@@ -181,6 +181,8 @@ class YamlParser {
       }
     }
     if (c.id.empty()) d_.error(at(n.Mark()), 0, "contract has no id", "id: C-PRC-01");
+    else if (!valid_contract_id(c.id))
+      d_.error(at(n.Mark()), 0, "malformed contract id '" + c.id + "'", "an id such as C-PRC-01 or KC-GEMM-01");
     for (const auto& other : out_->document.contracts)
       if (!c.id.empty() && other.id == c.id)
         d_.error(at(n.Mark()), 0, "contract '" + c.id + "' is defined twice", "a unique id");
@@ -283,6 +285,8 @@ class YamlParser {
       }
     }
     if (decl.name.empty()) d_.error(at(n.Mark()), 0, "impl has no name", "name: my.matmul");
+    else if (!valid_plain_name(decl.name))
+      d_.error(at(n.Mark()), 0, "malformed impl name '" + decl.name + "'", "one word such as my.matmul");
     out_->document.impls.push_back(std::move(decl));
     out_->document.impl_locs.push_back(at(n.Mark()).loc(0));
     out_->document.impl_comments.push_back(comment);
@@ -303,6 +307,8 @@ class YamlParser {
       else parse_calibration_key(key, span(v), &cal, d_);
     }
     if (cal.contract.empty()) d_.error(at(n.Mark()), 0, "calibration names no contract", "contract: C-PRC-01");
+    else if (!valid_contract_id(cal.contract))
+      d_.error(at(n.Mark()), 0, "malformed contract id '" + cal.contract + "'", "an id such as C-PRC-01");
     out_->document.calibrations.push_back(std::move(cal));
   }
 
@@ -321,6 +327,7 @@ class YamlParser {
       else parse_suite_key(key, list_span(v), &s, d_);
     }
     if (s.name.empty()) d_.error(at(n.Mark()), 0, "suite has no name", "name: ci");
+    else if (!valid_plain_name(s.name)) d_.error(at(n.Mark()), 0, "malformed suite name '" + s.name + "'", "one word such as ci");
     out_->document.suites.push_back(std::move(s));
   }
 
