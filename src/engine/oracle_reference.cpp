@@ -29,6 +29,15 @@ const NamedOracle* answering_row(const CaseRun& c) {
   return row && row->oracle ? row : nullptr;
 }
 
+/// "%.9g", with a zero's sign and an infinity's always written: +0, -0, +inf.
+std::string value_text(double v) {
+  if (v == 0) return std::signbit(v) ? "-0" : "+0";
+  if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
 }  // namespace
 
 Step setup_named_reference(CaseRun& c) {
@@ -97,18 +106,21 @@ void judge_exact_elements(CaseRun& c, const Sample& s, std::size_t o, const std:
     if (first < 0) first = static_cast<std::int64_t>(i);
     ++missed;
   }
+  // Named once per case, from the first sample that misses one (the
+  // failures of every sample are counted by the judge as usual).
   if (missed == 0) return;
+  for (const Signature& sg : c.ev.signatures)
+    if (sg.name == sig::kSpecialValue) return;
   const Tensor& out = s.call.t(name);
   std::string input;
   if (s.inputs.has("x") && s.inputs.t("x").numel() == static_cast<std::int64_t>(got.size()))
-    input = " for x = " + fmt_g4(s.inputs.t("x").at(first));
-  char got_text[40], ref_text[40];
-  std::snprintf(got_text, sizeof got_text, "%.9g", got[static_cast<std::size_t>(first)]);
-  std::snprintf(ref_text, sizeof ref_text, "%.9g", ref[static_cast<std::size_t>(first)]);
+    input = " for x = " + value_text(s.inputs.t("x").at(first));
   c.ev.add_signature({sig::kSpecialValue, {std::to_string(missed)}});
   c.ev.note(std::to_string(missed) + " of " + std::to_string(special) + " special values of " + name +
-            " differ from the exact value reference " + clause(c.contract.reference) + " fixes (no tolerance applies " +
-            "there): " + name + position_of(out, first) + " = " + got_text + input + ", the spec gives " + ref_text);
+            " differ from the exact values reference " + clause(c.contract.reference) +
+            " fixes (no tolerance applies there), in the first sample that has any: " + name +
+            position_of(out, first) + " = " + value_text(got[static_cast<std::size_t>(first)]) + input +
+            ", the spec gives " + value_text(ref[static_cast<std::size_t>(first)]));
 }
 
 std::string close_named_reference(CaseRun& c) {

@@ -173,7 +173,7 @@ TEST(SpecOracle, TanhOfInfinityMustBeExactlyOne) {
   ASSERT_EQ(almost_spec.verdict, Verdict::kViolation) << notes(almost_spec);
   ASSERT_FALSE(almost_spec.signatures.empty());
   EXPECT_EQ(almost_spec.signatures[0].name, "SPECIAL_VALUE") << notes(almost_spec);
-  EXPECT_NE(notes(almost_spec).find("= 0.99999994 for x = inf, the spec gives 1"), std::string::npos)
+  EXPECT_NE(notes(almost_spec).find("= 0.99999994 for x = +inf, the spec gives 1"), std::string::npos)
       << notes(almost_spec);
 }
 
@@ -195,6 +195,7 @@ TEST(SpecOracle, ExpOfMinusInfinityIsPlusZeroWhereTheSignCounts) {
     zero_sign = zero_sign || s.name == "ZERO_SIGN";
   }
   EXPECT_TRUE(special && zero_sign) << notes(spec);
+  EXPECT_NE(notes(spec).find("= -0 for x = -inf, the spec gives +0"), std::string::npos) << notes(spec);
   const CaseResult fp64 = judge("exp", "ulp 1 signed", "higher_precision FP64", neg_zero);
   EXPECT_EQ(fp64.verdict, Verdict::kViolation) << notes(fp64);
 }
