@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "kc/lang.h"
@@ -183,7 +184,25 @@ std::vector<LintFinding> lint(const Document& doc) {
       out.push_back(std::move(f));
     }
   }
-  return out;
+  // At most kMaxDiagnosticsPerFile findings per file, then one that says how
+  // many more there are (at the first one left out).
+  std::map<std::string, std::size_t> per_file;
+  std::map<std::string, std::size_t> summary_at;  // file -> index of its "more" finding in capped
+  std::vector<LintFinding> capped;
+  for (LintFinding& f : out) {
+    const std::size_t n = ++per_file[f.loc.file];
+    if (n <= detail::kMaxDiagnosticsPerFile) {
+      capped.push_back(std::move(f));
+    } else if (n == detail::kMaxDiagnosticsPerFile + 1) {
+      summary_at[f.loc.file] = capped.size();
+      capped.push_back(std::move(f));
+    }
+  }
+  for (const auto& [file, i] : summary_at) {
+    const std::size_t more = per_file[file] - detail::kMaxDiagnosticsPerFile;
+    capped[i].message = std::to_string(more) + " more finding" + (more == 1 ? "" : "s") + " in this file not shown";
+  }
+  return capped;
 }
 
 }  // namespace lang

@@ -180,6 +180,17 @@ TEST(Limits, DiagnosticsAreCappedPerFile) {
   EXPECT_EQ(r.diagnostics.back().severity, Diagnostic::Severity::kError);
 }
 
+TEST(Limits, LintFindingsAreCappedPerFile) {
+  std::string text;
+  for (int i = 0; i < 30; ++i) text += "contract C-" + std::to_string(i) + " {\n  scope matmul\n}\n";  // 6 gaps each
+  auto r = parse_kc(text, "gaps.kc");
+  ASSERT_FALSE(r.has_errors());
+  auto findings = lint(r.document);
+  ASSERT_EQ(findings.size(), 51u);
+  EXPECT_EQ(findings.back().message, "130 more findings in this file not shown");
+  EXPECT_EQ(findings.back().loc.file, "gaps.kc");
+}
+
 TEST(Forms, ToleranceListsThatDoNotNamePrecisionsAreProse) {
   auto r = parse_kc("contract C-1 {\n  tolerance  relative 1e-4 (FP32), relative 1e-3\n}\n", "t.kc");
   EXPECT_FALSE(r.has_errors());
