@@ -58,7 +58,7 @@ commands:
                        print the canonical form (or convert between .kc and YAML)
   list [WHAT]          what kc knows: contracts (default), ops, impls, properties, and the
                        language's tables: probes, aggregates, metrics, observe, signatures,
-                       oracles, classes, declarations (--format md: a Markdown table)
+                       oracles, classes, declarations, precisions (--format md: a Markdown table)
   backends             which backends are available here, with versions, and why not
   explain ID           what a contract promises, how it is measured, what a violation means
   verify-trace FILE    check a trace's hash chain
@@ -543,7 +543,8 @@ int cmd_fmt(const Args& a) {
   return kExitOk;
 }
 
-const std::string kLanguageTables = "probes | aggregates | metrics | observe | signatures | oracles | classes | declarations";
+const std::string kLanguageTables =
+    "probes | aggregates | metrics | observe | signatures | oracles | classes | declarations | precisions";
 
 /// Prints rows as aligned columns, or (md) as a Markdown table with a header.
 void print_rows(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows, bool md) {
@@ -601,6 +602,17 @@ int list_language_table(const std::string& what, bool md) {
     print_rows({"observe", "meaning"}, word_rows(kc::observe_table(), false), md);
   } else if (what == "classes") {
     print_rows({"class", "family"}, word_rows(kc::contract_class_table(), false), md);
+  } else if (what == "precisions") {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& t : kc::all_dtypes()) {
+      char max[32];
+      std::snprintf(max, sizeof max, "%g", t.max_finite);
+      rows.push_back({std::string(t.name),
+                      t.is_float ? std::to_string(t.mantissa_bits) + " fraction bits, " + std::to_string(t.exponent_bits) +
+                                       " exponent bits, max " + max + (t.has_inf ? "" : ", no infinity")
+                                 : std::to_string(8 * t.storage_bytes) + "-bit integer"});
+    }
+    print_rows({"precision", "format"}, rows, md);
   } else if (what == "declarations") {
     std::vector<std::vector<std::string>> rows;
     for (const auto& k : kc::declaration_key_table()) {

@@ -1,0 +1,157 @@
+// End-to-end: `kc lint --strict`, unknown names at lint, `kc list` of the
+// language's tables, and docs/language.md generated from those tables.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct KcRun {
+  int code = -1;
+  std::string out;
+};
+
+KcRun kc(const std::string& args, bool with_stderr = true) {
+  KcRun r;
+  const std::string cmd = std::string(KC_BIN) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string src(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/" + rel; }
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kc_language_cli_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kExecutable = R"(contract T-LINT-01 {
+  scope      relu
+  pre        precision(x, y) in {FP32}
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  ulp 0
+  reference  higher_precision FP64
+  measure    inject nan(x) at density 0.1; observe propagation
+  violation  "NaN dropped" signature NAN_SWALLOWED
+}
+)";
+
+TEST(LanguageCli, TheShippedSuitePassesLintStrict) {
+  KcRun r = kc("lint --strict " + src("contracts"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(" 0 descriptive"), std::string::npos) << r.out;
+}
+
+TEST(LanguageCli, AProseContractFailsLintStrictOnly) {
+  std::string text = kExecutable;
+  text.replace(text.find("inject nan(x) at density 0.1; observe propagation"), 50,
+               "feed it some NaNs and look at what comes out");
+  const std::string path = write_temp("prose.kc", text);
+  KcRun plain = kc("lint " + path);
+  EXPECT_EQ(plain.code, 0) << plain.out;
+  EXPECT_NE(plain.out.find("1 descriptive"), std::string::npos) << plain.out;
+  KcRun strict = kc("lint --strict " + path);
+  EXPECT_EQ(strict.code, 1) << strict.out;
+  EXPECT_NE(strict.out.find("measure"), std::string::npos) << strict.out;
+  EXPECT_NE(strict.out.find("kc lint --strict"), std::string::npos) << strict.out;
+  KcRun ok = kc("lint --strict " + write_temp("executable.kc", kExecutable));
+  EXPECT_EQ(ok.code, 0) << ok.out;
+}
+
+TEST(LanguageCli, ATypoedProbeExits2WithACaretAndTheNearestProbe) {
+  std::string text = kExecutable;
+  text.replace(text.find("inject nan(x)"), 13, "inject saturaton(x)");
+  const std::string path = write_temp("typo.kc", text);
+  for (const char* flags : {"lint ", "lint --strict "}) {
+    KcRun r = kc(flags + path);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(path + ":7:21: error: unknown probe 'saturaton'"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("inject saturaton(x) at density 0.1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n" + std::string(2 + 20, ' ') + "^\n"), std::string::npos) << r.out;  // under the 's'
+    EXPECT_NE(r.out.find("did you mean 'saturation'?"), std::string::npos) << r.out;
+  }
+  // kc check refuses it too: nothing runs under a contract that names an unknown probe.
+  KcRun check = kc("check " + path + " --impl ref.relu");
+  EXPECT_EQ(check.code, 2) << check.out;
+}
+
+TEST(LanguageCli, ListPrintsTheLanguageTables) {
+  KcRun sigs = kc("list signatures");
+  EXPECT_EQ(sigs.code, 0);
+  for (const char* s : {"SANITIZER", "MEMORY_LIMIT", "GUARD_READ", "WORKER_FAILED", "SATURATION", "DENORMAL_POLICY"})
+    EXPECT_NE(sigs.out.find(s), std::string::npos) << s;
+  KcRun probes = kc("list probes");
+  EXPECT_EQ(probes.code, 0);
+  for (const char* p : {"saturation(v)", "mantissa(bits)", "nonfinite", "oob(i, ...)"})
+    EXPECT_NE(probes.out.find(p), std::string::npos) << p;
+  EXPECT_EQ(kc("list metrics").code, 0);
+  KcRun oracles = kc("list oracles");
+  EXPECT_EQ(oracles.code, 0);
+  EXPECT_NE(oracles.out.find("higher_precision"), std::string::npos);
+  EXPECT_NE(oracles.out.find("algebraic softmax.sums_to_one"), std::string::npos);
+  KcRun bad = kc("list probez");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("probes"), std::string::npos);
+}
+
+// docs/language.md's tables are `kc list WHAT --format md`, verbatim: the
+// reference cannot drift from the tables the parser and engine use.
+// scripts/update-language-doc.sh regenerates them.
+TEST(LanguageCli, TheLanguageReferenceTablesAreGeneratedFromTheCode) {
+  const std::string doc = read(src("docs/language.md"));
+  ASSERT_FALSE(doc.empty());
+  const std::regex block(R"re(<!-- kc list (\w+) --format md -->\n([\s\S]*?)<!-- end -->)re");
+  std::set<std::string> seen;
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), block); it != std::sregex_iterator(); ++it) {
+    const std::string what = (*it)[1].str();
+    seen.insert(what);
+    KcRun r = kc("list " + what + " --format md", false);
+    ASSERT_EQ(r.code, 0) << what;
+    EXPECT_EQ((*it)[2].str(), r.out) << "docs/language.md's `" << what
+                                     << "` table is stale: run scripts/update-language-doc.sh";
+  }
+  for (const char* what :
+       {"probes", "aggregates", "metrics", "observe", "signatures", "oracles", "classes", "declarations", "precisions"})
+    EXPECT_TRUE(seen.count(what)) << "docs/language.md has no generated `" << what << "` table";
+}
+
+// The contract on the README's first screen is a real, executable contract.
+TEST(LanguageCli, TheReadmeContractPassesLintStrict) {
+  const std::string readme = read(src("README.md"));
+  const std::size_t open = readme.find("```kc\n");
+  ASSERT_NE(open, std::string::npos) << "README.md shows no ```kc contract";
+  EXPECT_LT(open, readme.find("\n## ", readme.find("\n## ") + 1)) << "the contract is not near the top";
+  const std::size_t close = readme.find("```", open + 6);
+  ASSERT_NE(close, std::string::npos);
+  const std::string path = write_temp("readme.kc", readme.substr(open + 6, close - open - 6));
+  KcRun r = kc("lint --strict " + path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(readme.find("docs/language.md"), std::string::npos);
+}
+
+}  // namespace
