@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -435,6 +436,10 @@ Declaration base_declaration(const char* name, const char* op, const char* descr
   d.nan = NanPolicy::kIeeePropagate;
   d.denormal = DenormalPolicy::kIeee;
   d.description = description;
+  // The library it calls, as the backend's version line names it (so a
+  // contract's `version` clause reads that library's version).
+  const std::string_view n = name;
+  d.extra["library"] = n.starts_with("cublas.") ? "cuBLAS" : n.starts_with("cudnn.") ? "cuDNN" : "CUDA";
   return d;
 }
 

@@ -148,6 +148,7 @@ constexpr const char* kClblastDoc =
 Declaration clblast_declaration(const char* name, const char* op, const char* description) {
   Declaration d = base_declaration(name, op, description);
   d.source = kClblastDoc;
+  d.extra["library"] = "CLBlast";  // its part of the backend's version line ("CLBlast 1.5.3")
   return d;
 }
 
