@@ -7,6 +7,8 @@
 
 #include "kc/lang.h"
 #include "lang/expr_internal.h"
+#include "kc/vocabulary.h"
+#include "lang/names.h"
 
 namespace kc::lang::detail {
 namespace {
@@ -163,14 +165,7 @@ void parse_scope(const Span& sp, Contract* c, Diags& d) {
       c->scope.push_back(id);
       continue;
     }
-    const std::string near = nearest_word(id, known);
-    if (!near.empty()) {
-      d.error(sp, at == std::string::npos ? 0 : at, "unknown op class '" + id + "'", "one of: " + join(known, ", "),
-              near);
-    } else {
-      c->scope.push_back(id);
-      c->scope_info.gap = "op class '" + id + "' is not registered in this kc build (known: " + join(known, ", ") + ")";
-    }
+    unknown_name(d, sp, at == std::string::npos ? 0 : at, "op class", id, known);
   }
 }
 
@@ -471,7 +466,7 @@ void parse_pre(const Span& sp, Contract* c, Diags& d) {
     const bool ok = parse_predicate(part, &p, sub);
     const Diagnostic* error = nullptr;
     for (const Diagnostic& x : found) {
-      if (x.severity != Diagnostic::Severity::kError) d.add(x);
+      if (x.severity != Diagnostic::Severity::kError || is_unknown_name(x)) d.add(x);
       else if (!error) error = &x;
     }
     if (!ok || error) {
@@ -1012,6 +1007,11 @@ void parse_reference(const Span& sp, Contract* c, Diags& d) {
                                           : Reference::Kind::kSpec;
     r.name = collapse_ws(cur.rest());
     if (r.name.empty()) d.error(sp, t.size(), "expected a name after '" + head + "'", head + " NAME");
+    // A phrase ("spec the declared out-of-bounds policy") is prose: names are
+    // one word, checked against the engine's tables at lint.
+    else if (r.name.find(' ') != std::string::npos)
+      d.error(sp, skip_ws_at(t, head.size()), "'" + head + "' takes one name, not a phrase",
+              head + " NAME (`kc list oracles` lists them)");
     return;
   }
   const std::vector<std::string> forms = {"higher_precision", "alternate_stack", "algebraic", "stable_algorithm", "spec"};
@@ -1028,7 +1028,7 @@ void parse_reference(const Span& sp, Contract* c, Diags& d) {
 
 // ---------------------------------------------------------------- measure
 const std::vector<std::string>& stats() {
-  static const std::vector<std::string> v = {"max", "p99", "mean", "count", "min"};
+  static const std::vector<std::string> v = word_names(aggregate_table());
   return v;
 }
 
@@ -1215,6 +1215,12 @@ void parse_measure(const Span& sp, Contract* c, Diags& d) {
       Aggregate agg;
       const std::string what = trim(sc.rest());
       if (!parse_aggregate(what, &agg)) {
+        Cursor wc(what);
+        const std::string stat = wc.ident();
+        if (!wc.ident().empty() && wc.at_end()) {  // two words: the statistic is not one kc computes
+          unknown_name(d, sp, b + step.find(stat), "statistic", stat, stats());
+          return;
+        }
         d.error(sp, s_at, "expected 'compute STAT METRIC'", "compute max bound_ratio (STAT: " + join(stats(), ", ") + ")");
         return;
       }
@@ -1320,13 +1326,8 @@ void parse_violation(const Span& sp, Contract* c, Diags& d) {
     }
     const auto& known = known_signatures();
     if (std::find(known.begin(), known.end(), s.name) == known.end()) {
-      const std::string near = nearest_word(s.name, known);
-      if (!near.empty()) {
-        d.error(sp, at, "unknown signature '" + s.name + "'", "a signature kc can observe", near);
-        return;
-      }
-      d.warning(sp, at, "signature '" + s.name + "' is not one kc observes; it can never be matched",
-                "one of: " + join(known, ", "));
+      unknown_name(d, sp, at, "signature", s.name, known);
+      return;
     }
     v.signatures.push_back(std::move(s));
   }
@@ -1419,10 +1420,16 @@ void parse_clause(std::string_view keyword, const Span& body_in, Contract* c, Di
   else if (keyword == "violation") parse_violation(body, c, sub);
   const Diagnostic* first_error = nullptr;
   for (const Diagnostic& x : found) {
-    if (x.severity != Diagnostic::Severity::kError) d.add(x);
-    else if (!first_error) first_error = &x;
+    // An unknown word (op class, probe, signature, ...) is an error, not prose.
+    if (x.severity != Diagnostic::Severity::kError || is_unknown_name(x)) d.add(x);
+    if (x.severity == Diagnostic::Severity::kError && !first_error) first_error = &x;
   }
-  if (first_error) make_prose(keyword, *first_error, c, info);
+  if (first_error) {
+    make_prose(keyword, *first_error, c, info);
+  } else if (!check_clause_names(keyword, body, *c, d)) {
+    info->gap = "the " + std::string(keyword) + " clause names a word kc does not know";
+    info->gap_loc = body.loc(0);
+  }
 }
 
 void parse_meta(std::string_view keyword, const Span& body, Contract* c, Diags& d) {
@@ -1431,6 +1438,7 @@ void parse_meta(std::string_view keyword, const Span& body, Contract* c, Diags& 
     d.error(body, 0, "'" + std::string(keyword) + "' needs a value", std::string(keyword) + " \"...\"");
     return;
   }
+  if (!check_meta_name(keyword, body.trimmed(), value, d)) return;
   c->meta[std::string(keyword)] = value;
 }
 
