@@ -171,6 +171,19 @@ TEST(Yaml, MultiLineTextSurvivesTheKcForm) {
   EXPECT_EQ(back.document.contracts.at(0).violation.text, text);
 }
 
+TEST(Yaml, NamesAreCheckedAsInTheKcForm) {
+  // What YAML accepts must print as .kc that parses: ids and names are one word.
+  auto bad_id = parse_yaml("contracts:\n  - id: \"FA3-FP=\"\n", "i.yaml");
+  ASSERT_TRUE(bad_id.has_errors());
+  EXPECT_NE(bad_id.diagnostics[0].message.find("malformed contract id 'FA3-FP='"), std::string::npos);
+  auto twice = parse_yaml("contracts:\n  - id: C-1\n  - id: C-1\n", "i.yaml");
+  ASSERT_TRUE(twice.has_errors());
+  EXPECT_NE(twice.diagnostics[0].message.find("defined twice"), std::string::npos);
+  EXPECT_EQ(twice.diagnostics[0].loc.line, 3);
+  auto suite = parse_yaml("suites:\n  - name: ci\n    contracts: [\"C-1 -- x\"]\n", "s.yaml");
+  EXPECT_TRUE(suite.has_errors());
+}
+
 TEST(Limits, DiagnosticsAreCappedPerFile) {
   std::string text;
   for (int i = 0; i < 80; ++i) text += "contract C-" + std::to_string(i) + " {\n  scpoe matmul\n}\n";
