@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 
+#include "kc/backend.h"
 #include "kc/engine.h"
 #include "kc/lang.h"
 #include "kc/oracles.h"
@@ -175,6 +176,50 @@ TEST(SpecOracle, TanhOfInfinityMustBeExactlyOne) {
   EXPECT_EQ(almost_spec.signatures[0].name, "SPECIAL_VALUE") << notes(almost_spec);
   EXPECT_NE(notes(almost_spec).find("= 0.99999994 for x = +inf, the spec gives 1"), std::string::npos)
       << notes(almost_spec);
+}
+
+// A real library: PoCL's OpenCL tanh (the builtin, backends/opencl/kernels.cc)
+// returns 0.99999994 for tanh(+inf), where C99 Annex F (which OpenCL C adopts
+// for its builtins' special values) and IEEE 754 give exactly 1. One ulp below
+// 1, it passes `ulp 1` against the FP64 oracle; the spec names it.
+TEST(SpecOracle, PoclTanhOfInfinityIsOneUlpBelowOne) {
+  if (!built_with_mpfr()) GTEST_SKIP() << "built without MPFR";
+  BackendRegistry registry;
+  ASSERT_TRUE(register_builtin_backends(registry).ok());
+  BackendInfo opencl;
+  for (const BackendInfo& b : registry.infos())
+    if (b.name == "opencl") opencl = b;
+  const auto tanh = registry.find_impl("opencl.tanh");
+  if (!opencl.available || !tanh || opencl.version.find("PoCL") == std::string::npos)
+    GTEST_SKIP() << "the opencl backend on PoCL is not here";
+  const Contract spec = parse_one(R"(
+contract T-POCL {
+  scope      tanh
+  pre        precision(x, y) in {FP32} and value_range(x) normal(0, 1)
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  ulp 1
+  reference  spec IEEE754-2019
+  measure    inject inf at density 0.02; compute max ulp; pass if <= 1
+  violation  signature SPECIAL_VALUE
+})");
+  Contract fp64 = spec;
+  fp64.reference = parse_one(R"(
+contract T {
+  scope      tanh
+  pre        precision(x, y) in {FP32}
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  ulp 1
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config; compute max ulp; pass if <= 1
+  violation  signature SPECIAL_VALUE
+})").reference;
+  const CaseResult against_spec = run_case(spec, "t.kc", *tanh, opencl, CheckRequest{});
+  const CaseResult against_fp64 = run_case(fp64, "t.kc", *tanh, opencl, CheckRequest{});
+  EXPECT_EQ(against_fp64.verdict, Verdict::kConforming) << notes(against_fp64);
+  ASSERT_EQ(against_spec.verdict, Verdict::kViolation) << notes(against_spec);
+  EXPECT_EQ(against_spec.signatures.at(0).name, "SPECIAL_VALUE") << notes(against_spec);
+  EXPECT_NE(notes(against_spec).find("= 0.99999994 for x = +inf, the spec gives 1"), std::string::npos)
+      << notes(against_spec);
 }
 
 // exp(-inf) = -0: equal to +0 under `ulp 1` (IEEE comparison), so both
