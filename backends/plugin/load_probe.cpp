@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "kc/child.h"
@@ -103,7 +104,10 @@ std::vector<std::string>& failures() {
   return f;
 }
 
-Probed probe_uncached(const std::string& library, const std::function<Result<std::string>()>& load) {
+/// `library` names the child; `record` lists a death in failures() (not for a
+/// joint probe, whose libraries are then probed, and named, one by one).
+Probed probe_uncached(const std::string& library, const std::function<Result<std::string>()>& load,
+                      bool record = true) {
   const double timeout_s = load_timeout_s();
   const int capture = make_capture();
   ChildEnd end;
@@ -133,7 +137,7 @@ Probed probe_uncached(const std::string& library, const std::function<Result<std
     failure = "exited while loading (exit " + std::to_string(end.exit_code) + ")";
   if (failure.empty()) return {r, false};
   failure += printed.empty() ? "" : "; it printed: " + printed;
-  failures().push_back(library + ": " + failure);
+  if (record) failures().push_back(library + ": " + failure);
   return {unavailable(failure), true};
 }
 
@@ -155,6 +159,15 @@ Result<std::string> probe_load(const std::string& key, const std::string& librar
   auto it = cache().find(key);
   if (it == cache().end()) it = cache().emplace(key, probe_uncached(library, load)).first;
   if (died) *died = it->second.died;
+  return it->second.result;
+}
+
+std::optional<Result<std::string>> probe_load_together(const std::string& key, const std::string& libraries,
+                                                       const std::function<Result<std::string>()>& load) {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  auto it = cache().find(key);
+  if (it == cache().end()) it = cache().emplace(key, probe_uncached(libraries, load, false)).first;
+  if (it->second.died) return std::nullopt;
   return it->second.result;
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "kc/status.h"
@@ -37,6 +38,14 @@ double load_timeout_s();
 /// with a failure of its own such as a dlopen error).
 Result<std::string> probe_load(const std::string& key, const std::string& library,
                                const std::function<Result<std::string>()>& load, bool* died = nullptr);
+
+/// Several libraries in one probe child, when loading each in a child of its
+/// own would cost a fork apiece (the variant builds of one backend): `load`
+/// answers for all of them. When the child dies or hangs, nothing is blamed and
+/// the result is nullopt: the caller then probes each library with probe_load,
+/// which names the one that failed. `libraries` names the child in messages.
+std::optional<Result<std::string>> probe_load_together(const std::string& key, const std::string& libraries,
+                                                       const std::function<Result<std::string>()>& load);
 
 /// `key` extended with the file's identity (device, inode, size, modification
 /// time), so a library rebuilt at the same path is probed again.

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -111,6 +112,14 @@ std::uint32_t read_mxcsr() {
   return _mm_getcsr();
 #else
   return 0;
+#endif
+}
+
+void write_mxcsr(std::uint32_t v) {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_setcsr(v);
+#else
+  (void)v;
 #endif
 }
 
@@ -496,19 +505,67 @@ Result<std::string> probe_in_child(const PluginSource& src) {
   return encode(t);
 }
 
-}  // namespace
-
-Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend, bool* died) {
-  if (died) *died = false;
-  if (src.init) return describe(read_table(src.init(KC_PLUGIN_ABI_VERSION)), src, backend);
+std::string probe_key(const PluginSource& src) {
   std::string key = "plugin";
   for (const std::string& s : src.info_symbols) key += "|" + s;
-  auto text = probe_load(file_key(key, src.path), src.path, [&] { return probe_in_child(src); }, died);
+  return file_key(key, src.path);
+}
+
+Result<LoadedPlugin> from_text(const Result<std::string>& text, const PluginSource& src, const std::string& backend) {
   if (!text.ok()) return text.status();
   auto table = decode(*text);
   if (!table.ok()) return table.status();
   return describe(*table, src, backend);
 }
+
+}  // namespace
+
+Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend, bool* died) {
+  if (died) *died = false;
+  if (src.init) return describe(read_table(src.init(KC_PLUGIN_ABI_VERSION)), src, backend);
+  return from_text(probe_load(probe_key(src), src.path, [&] { return probe_in_child(src); }, died), src, backend);
+}
+
+std::vector<Result<LoadedPlugin>> load_plugins(const std::vector<PluginSource>& sources, const std::string& backend) {
+  std::vector<Result<LoadedPlugin>> out;
+  bool together = sources.size() > 1;
+  for (const PluginSource& src : sources) together = together && !src.init;
+  if (together) {
+    std::string key = "plugins";
+    for (const PluginSource& src : sources) key += "||" + probe_key(src);
+    auto text = probe_load_together(key, std::to_string(sources.size()) + " libraries", [&]() -> Result<std::string> {
+      // Each library from the same MXCSR, as in a child of its own: a
+      // fast-math build's constructor must not pass as the next one's.
+      const std::uint32_t mxcsr = read_mxcsr();
+      FieldWriter w;
+      for (const PluginSource& src : sources) {
+        write_mxcsr(mxcsr);
+        const Result<std::string> one = probe_in_child(src);
+        w.add(std::to_string(one.ok() ? 0 : static_cast<int>(one.status().code())));
+        w.add(one.ok() ? *one : one.status().message());
+      }
+      return w.text();
+    });
+    if (text && text->ok()) {
+      FieldReader r(**text);
+      for (const PluginSource& src : sources) {
+        std::string code, body;
+        if (!r.next(&code) || !r.next(&body)) break;
+        const int c = std::atoi(code.c_str());
+        const StatusCode sc =
+            c > static_cast<int>(StatusCode::kInternal) ? StatusCode::kInternal : static_cast<StatusCode>(c);
+        out.push_back(from_text(c == 0 ? Result<std::string>(body) : Result<std::string>(Status(sc, body)), src,
+                                backend));
+      }
+      if (out.size() == sources.size()) return out;
+      out.clear();
+    }
+  }
+  // One child per library: also what names the one that died in a joint probe.
+  for (const PluginSource& src : sources) out.push_back(load_plugin(src, backend));
+  return out;
+}
+
 namespace {
 
 class PluginBackend final : public Backend {

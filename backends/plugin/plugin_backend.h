@@ -61,6 +61,12 @@ struct LoadedPlugin {
 /// `died`, when given, says whether the failure was the probe child's death.
 Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend, bool* died = nullptr);
 
+/// load_plugin for each source, loading them all in one probe child (one fork
+/// instead of one per library) when none has an init function; if that child
+/// dies or hangs, each is probed in a child of its own, which names the one
+/// that failed. One result per source, in order.
+std::vector<Result<LoadedPlugin>> load_plugins(const std::vector<PluginSource>& sources, const std::string& backend);
+
 /// One backend named "plugin" holding the impls of every source. If any source
 /// fails to load (aborts or hangs in its probe included) or describes itself
 /// malformedly (wrong ABI version, missing kc_plugin_init, unknown dtype, bad

@@ -180,25 +180,34 @@ class VariantBackend final : public Backend {
     std::vector<Loaded> loaded;
     std::map<std::string, std::string> not_loaded;  // label -> why
     std::vector<std::string> findings;
-    for (const VariantSpec& v : variants_) {
-      std::string missing;
-      for (const std::string& f : v.cpu_features) {
+    std::vector<std::string> missing(variants_.size());
+    std::vector<PluginSource> sources;
+    std::vector<std::size_t> source_of(variants_.size(), 0);
+    for (std::size_t i = 0; i < variants_.size(); ++i) {
+      for (const std::string& f : variants_[i].cpu_features) {
         auto has = cpu_has(f);
         if (!has.ok()) {
-          missing += (missing.empty() ? "" : ", ") + f + " (unknown feature name)";
+          missing[i] += (missing[i].empty() ? "" : ", ") + f + " (unknown feature name)";
         } else if (!*has) {
-          missing += (missing.empty() ? "" : ", ") + f;
+          missing[i] += (missing[i].empty() ? "" : ", ") + f;
         }
       }
-      if (!missing.empty()) {
-        not_loaded[v.label] = "this CPU lacks " + missing + "; the library is not loaded";
-        findings.push_back(v.label + ": skipped, CPU lacks " + missing);
+      if (!missing[i].empty()) continue;
+      source_of[i] = sources.size();
+      sources.push_back({dir + "/" + variants_[i].library, nullptr, LoadPolicy::kWorkerOnly, {"kc_variant_simd"}});
+    }
+    // Probed in a child, all in one (load_plugins): kc's process never loads a
+    // variant, its workers do; MXCSR is read there before and after each load.
+    std::vector<Result<LoadedPlugin>> probed = load_plugins(sources, spec_.name);
+    for (std::size_t i = 0; i < variants_.size(); ++i) {
+      const VariantSpec& v = variants_[i];
+      if (!missing[i].empty()) {
+        not_loaded[v.label] = "this CPU lacks " + missing[i] + "; the library is not loaded";
+        findings.push_back(v.label + ": skipped, CPU lacks " + missing[i]);
         continue;
       }
-      const std::string path = dir + "/" + v.library;
-      // Probed in a child (load_plugin): kc's process never loads a variant,
-      // its workers do; MXCSR is read there before and after the load.
-      auto plugin = load_plugin({path, nullptr, LoadPolicy::kWorkerOnly, {"kc_variant_simd"}}, spec_.name);
+      const std::string& path = sources[source_of[i]].path;
+      Result<LoadedPlugin>& plugin = probed[source_of[i]];
       if (!plugin.ok()) {
         not_loaded[v.label] = "cannot load " + path + ": " + plugin.status().message();
         findings.push_back(v.label + ": load failed: " + plugin.status().message());

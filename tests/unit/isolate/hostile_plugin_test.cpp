@@ -179,6 +179,28 @@ INSTANTIATE_TEST_SUITE_P(Plugins, HostileLoad,
                                            Attack{"loop_in_init", "hung while loading (timeout 2s)"}),
                          [](const ::testing::TestParamInfo<Attack>& i) { return std::string(i.param.mode); });
 
+// Libraries probed together (the variant builds of one backend share a child):
+// one that aborts takes the joint child down, and each is then probed alone,
+// which names it; the others load.
+TEST(HostileLoadTogether, TheLoaderThatDiesIsNamedAndTheOthersLoad) {
+  setenv("KC_LOAD_TIMEOUT", "2", 1);
+  const std::string bad = hostile("abort_in_ctor");
+  const auto probed = backends::load_plugins(
+      {{kExamplePlugin, nullptr}, {bad, nullptr}, {hostile("loop_in_init"), nullptr}}, "plugin");
+  unsetenv("KC_LOAD_TIMEOUT");
+  ASSERT_EQ(probed.size(), 3u);
+  ASSERT_TRUE(probed[0].ok()) << probed[0].status().message();
+  EXPECT_EQ(probed[0]->impls.size(), 3u);
+  ASSERT_FALSE(probed[1].ok());
+  EXPECT_NE(probed[1].status().message().find("aborted while loading (SIGABRT)"), std::string::npos)
+      << probed[1].status().message();
+  ASSERT_FALSE(probed[2].ok());
+  EXPECT_NE(probed[2].status().message().find("hung while loading (timeout 2s)"), std::string::npos)
+      << probed[2].status().message();
+  EXPECT_TRUE(none_left());
+  EXPECT_FALSE(mapped_here(kExamplePlugin));
+}
+
 Call dot_call() {
   Call call;
   call.op = "dot";
