@@ -72,8 +72,10 @@ constexpr WordInfo kOracles[] = {
     {"algebraic", "FAMILY.PROPERTY", "a property the outputs must satisfy (`kc list properties`); a name without a "
                                      "dot is a label for what the postcondition checks",
      ""},
-    {"stable_algorithm", "NAME", "a numerically stable algorithm for the op (max subtraction, Welford, Kahan)", ""},
-    {"spec", "NAME", "a specification, e.g. IEEE754-2019 for correctly rounded functions", ""},
+    {"stable_algorithm", "NAME", "a named stable algorithm for the op, evaluated in FP64 (the named oracles below)",
+     ""},
+    {"spec", "NAME", "what a named document defines for the op (IEEE754-2019: correctly rounded, special values exact)",
+     ""},
 };
 
 constexpr WordInfo kDeclarationKeys[] = {

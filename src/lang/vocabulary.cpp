@@ -138,6 +138,11 @@ bool check_measure(const Span& sp, const Protocol& m, Diags& d) {
       ok = false;
     }
   }
+  if (m.kind == Protocol::Kind::kSample && m.per != "config") {
+    // The engine draws N samples of every config; nothing else is counted.
+    unknown_name(d, sp, find_after(t, "per", m.per), "sampling unit", m.per, {"config"});
+    ok = false;
+  }
   Aggregate observed;
   Cursor oc(m.observe);
   const std::string o_stat = oc.ident(), o_metric = oc.ident();

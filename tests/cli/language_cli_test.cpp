@@ -119,6 +119,56 @@ TEST(LanguageCli, ListPrintsTheLanguageTables) {
   EXPECT_NE(bad.out.find("probes"), std::string::npos);
 }
 
+std::string contract_with(const std::string& scope, const std::string& tolerance, const std::string& reference,
+                          const std::string& measure) {
+  return "contract T-REF-01 {\n  scope      " + scope +
+         "\n  pre        precision(x) in {FP32}\n  post       output y satisfies elementwise_close(y, ref(y))\n"
+         "  tolerance  " + tolerance + "\n  reference  " + reference + "\n  measure    " + measure +
+         "\n  violation  \"wrong\" signature TOLERANCE_EXCEEDED\n}\n";
+}
+
+// Names only the engine's tables hold (algebraic properties, named oracles)
+// are checked at lint too, against those tables.
+TEST(LanguageCli, ReferenceNamesAreCheckedAgainstTheEngineTables) {
+  const std::string sample = "sample 2 random inputs per config; compute max ratio; pass if <= 1";
+  KcRun prop = kc("lint " + write_temp("prop.kc", contract_with("softmax", "relative 1e-5",
+                                                                "algebraic softmax.sums_to_onee", sample)));
+  EXPECT_EQ(prop.code, 2) << prop.out;
+  EXPECT_NE(prop.out.find(":6:24: error: unknown algebraic property 'softmax.sums_to_onee'"), std::string::npos)
+      << prop.out;
+  EXPECT_NE(prop.out.find("did you mean 'softmax.sums_to_one'?"), std::string::npos) << prop.out;
+  KcRun stable = kc("lint " + write_temp("stable.kc", contract_with("sum", "relative 1e-5",
+                                                                    "stable_algorithm kahan_summ", sample)));
+  EXPECT_EQ(stable.code, 2) << stable.out;
+  EXPECT_NE(stable.out.find("unknown stable_algorithm 'kahan_summ'"), std::string::npos) << stable.out;
+  EXPECT_NE(stable.out.find("did you mean 'kahan_sum'?"), std::string::npos) << stable.out;
+  // A known name for none of the scope's ops: the contract could never be judged.
+  KcRun misfit = kc("lint " + write_temp("misfit.kc", contract_with("softmax", "relative 1e-5",
+                                                                    "stable_algorithm kahan_sum", sample)));
+  EXPECT_EQ(misfit.code, 2) << misfit.out;
+  // A phrase is prose, not a name: descriptive, so --strict fails it.
+  const std::string phrase =
+      write_temp("phrase.kc", contract_with("sum", "relative 1e-5", "spec the sum as the paper defines it", sample));
+  KcRun plain = kc("lint " + phrase);
+  EXPECT_EQ(plain.code, 0) << plain.out;
+  EXPECT_NE(plain.out.find("1 descriptive"), std::string::npos) << plain.out;
+  EXPECT_EQ(kc("lint --strict " + phrase).code, 1);
+}
+
+// `compute max ulp` under `tolerance relative`: kc judges the relative error,
+// whatever the clause says. A warning, and a failure under --strict.
+TEST(LanguageCli, AMetricKcDoesNotMeasureAsWrittenFailsStrict) {
+  const std::string path = write_temp(
+      "unit.kc", contract_with("relu", "relative 1e-5", "higher_precision FP64",
+                               "sample 2 random inputs per config; compute max ulp; pass if <= 1"));
+  KcRun plain = kc("lint " + path);
+  EXPECT_EQ(plain.code, 0) << plain.out;
+  EXPECT_NE(plain.out.find("warning: metric 'ulp' is not what kc measures"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("expected one of: ratio, rel_error"), std::string::npos) << plain.out;
+  KcRun strict = kc("lint --strict " + path);
+  EXPECT_EQ(strict.code, 1) << strict.out;
+}
+
 // docs/language.md's tables are `kc list WHAT --format md`, verbatim: the
 // reference cannot drift from the tables the parser and engine use.
 // scripts/update-language-doc.sh regenerates them.

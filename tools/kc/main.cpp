@@ -18,8 +18,10 @@
 #include "kc/graph.h"
 #include "kc/ladder.h"
 #include "kc/lang.h"
+#include "kc/lint.h"
 #include "kc/obligation.h"
 #include "kc/op.h"
+#include "kc/oracles.h"
 #include "kc/report.h"
 #include "kc/sanitizer.h"
 #include "kc/signature.h"
@@ -113,7 +115,8 @@ options (check, grade, calibrate):
                        under_specified or skipped); by default such a run exits 4
 
 options (lint):
-  --strict             exit 1 when any clause is descriptive (prose kc cannot enforce);
+  --strict             exit 1 when any clause is descriptive (prose kc cannot enforce) or a
+                       metric is not what kc measures under the tolerance;
                        an unknown name in a clause is exit 2 with or without it
 
 options (check):
@@ -499,6 +502,16 @@ int cmd_lint(const Args& a) {
     if (d.message.find("unknown contract") != std::string::npos) d.severity = kc::lang::Diagnostic::Severity::kWarning;
     loaded.diagnostics.push_back(std::move(d));
   }
+  // Reference names only the engine's tables hold (properties, named oracles).
+  for (auto& d : kc::engine::check_reference_names(loaded.contracts, loaded.files))
+    loaded.diagnostics.push_back(std::move(d));
+  // A metric kc does not measure under the contract's tolerance: a warning
+  // (kc judges what the tolerance says), a failure under --strict.
+  std::size_t unit_mismatches = 0;
+  for (auto& d : kc::engine::check_metric_units(loaded.contracts, loaded.files)) {
+    ++unit_mismatches;
+    loaded.diagnostics.push_back(std::move(d));
+  }
   for (const auto& d : loaded.diagnostics) {
     std::cerr << d.render() << "\n";
     if (d.severity == kc::lang::Diagnostic::Severity::kError) rc = kExitUsage;
@@ -520,6 +533,10 @@ int cmd_lint(const Args& a) {
   if (a.strict && rc == kExitOk && executable < loaded.contracts.size()) {
     std::cerr << "kc lint --strict: " << loaded.contracts.size() - executable
               << " contract(s) with descriptive clauses (listed above); kc cannot enforce them\n";
+    rc = kExitViolation;
+  }
+  if (a.strict && rc == kExitOk && unit_mismatches > 0) {
+    std::cerr << "kc lint --strict: " << unit_mismatches << " metric(s) kc does not measure as written (warnings above)\n";
     rc = kExitViolation;
   }
   return rc;
@@ -637,6 +654,11 @@ int list_language_table(const std::string& what, bool md) {
       std::string ops;
       for (const auto& o : p.ops) ops += (ops.empty() ? "" : ", ") + o;
       rows.push_back({"algebraic " + p.name, p.statement + " (" + ops + ")"});
+    }
+    for (const auto& o : kc::named_oracles()) {
+      const char* kind = o.kind == kc::Reference::Kind::kSpec ? "spec " : "stable_algorithm ";
+      rows.push_back({kind + std::string(o.name), std::string(o.what) + " (" + std::string(o.op) + ")" +
+                                                     (o.needs_mpfr ? "; needs MPFR" : "")});
     }
     print_rows({"reference", "meaning"}, rows, md);
   } else {
