@@ -21,6 +21,12 @@
  *  - `declares` uses the contract language's declaration syntax:
  *    "accumulator = FP32, determinism = BITWISE, nan = IEEE_PROPAGATE,
  *     denormal = IEEE, oob = RAISE". Unknown keys are kept as extras.
+ *  - The library is loaded, and kc_plugin_init called, in more than one
+ *    process: first in a short-lived probe child that reads the table, then in
+ *    each worker process that runs one of its impls (kc's own process loads it
+ *    only under --isolate none). Each call returns the same table (same impl
+ *    names, in the same order). A library that aborts, crashes, exits or hangs
+ *    while loading is reported unavailable; kc goes on without it.
  *  - New fields are only ever appended, guarded by a new ABI version.
  */
 #ifndef KC_PLUGIN_H_
