@@ -309,6 +309,13 @@ class YamlParser {
     if (cal.contract.empty()) d_.error(at(n.Mark()), 0, "calibration names no contract", "contract: C-PRC-01");
     else if (!valid_contract_id(cal.contract))
       d_.error(at(n.Mark()), 0, "malformed contract id '" + cal.contract + "'", "an id such as C-PRC-01");
+    // As in the .kc form: a trio names all three roles.
+    for (const auto& [role, impl] : {std::pair<const char*, const std::string*>{"baseline", &cal.baseline},
+                                     {"bad", &cal.bad},
+                                     {"good", &cal.good}})
+      if (impl->empty())
+        d_.error(at(n.Mark()), 0, "calibration " + cal.contract + " names no " + role + " impl",
+                 "baseline, bad and good impl names");
     out_->document.calibrations.push_back(std::move(cal));
   }
 

@@ -180,6 +180,9 @@ TEST(Yaml, NamesAreCheckedAsInTheKcForm) {
   ASSERT_TRUE(twice.has_errors());
   EXPECT_NE(twice.diagnostics[0].message.find("defined twice"), std::string::npos);
   EXPECT_EQ(twice.diagnostics[0].loc.line, 3);
+  auto cal = parse_yaml("calibrations:\n  - contract: C-1\n    baseline: a\n    good: b\n", "c.yaml");
+  ASSERT_TRUE(cal.has_errors());
+  EXPECT_NE(cal.diagnostics[0].message.find("names no bad impl"), std::string::npos);
   auto suite = parse_yaml("suites:\n  - name: ci\n    contracts: [\"C-1 -- x\"]\n", "s.yaml");
   EXPECT_TRUE(suite.has_errors());
 }
