@@ -22,7 +22,10 @@ std::vector<lang::Diagnostic> check_reference_names(const std::vector<Contract>&
 /// One warning per contract whose `compute`/`observe` metric is not what the
 /// engine measures under its tolerance and postcondition (`compute max ulp`
 /// under `tolerance relative 1e-5` is judged as a relative error, whatever
-/// the clause says): at the metric, with the metrics that fit.
+/// the clause says): at the metric, with the metrics that fit. Also one per
+/// `pass if` the engine does not decide by: a comparison other than <=, a
+/// bound other than 1 for a unit metric (judged as a ratio to its tolerance),
+/// other than 0 for a count.
 std::vector<lang::Diagnostic> check_metric_units(const std::vector<Contract>& contracts,
                                                  const std::vector<std::string>& files);
 

@@ -148,11 +148,35 @@ std::vector<lang::Diagnostic> check_metric_units(const std::vector<Contract>& co
     const Contract& c = contracts[i];
     if (!c.executable() || !c.measure.aggregate) continue;
     const std::string& metric = c.measure.aggregate->metric;
-    if (metric_fits(metric, c)) continue;
+    const std::string file = i < files.size() ? files[i] : c.measure_info.loc.file;
+    if (metric_fits(metric, c)) {
+      // `pass if`: the engine passes when the value is <= the bound, and takes
+      // the bound from the clause only for ratio metrics; a unit metric is
+      // judged as a ratio to its tolerance (bound 1), a count must be 0.
+      if (!c.measure.pass_if) continue;
+      const PassIf& pi = *c.measure.pass_if;
+      const auto bound = lang::eval_expr(pi.bound, {});
+      const bool ratio = metric == "ratio" || metric == "bound_ratio";
+      const bool unit = metric == "rel_error" || metric == "abs_error" || metric == "ulp";
+      std::string why;
+      if (pi.cmp != "<=") why = "kc passes when the value is <= the bound, not " + pi.cmp;
+      else if (unit && bound.ok() && *bound != 1)
+        why = "kc judges " + metric + " as a ratio to the tolerance and passes at <= 1; the bound " +
+              lang::print_expr(pi.bound) + " is not used (write it in the tolerance clause)";
+      else if (!ratio && !unit && bound.ok() && *bound != 0)
+        why = "kc passes " + metric + " only at 0; the bound " + lang::print_expr(pi.bound) + " is not used";
+      if (why.empty()) continue;
+      lang::Diagnostic d = at_name(c.measure_info.loc, "pass", lines_of(file, &cache));
+      d.severity = lang::Diagnostic::Severity::kWarning;
+      if (d.loc.file.empty()) d.loc.file = file;
+      d.message = "'pass if " + pi.cmp + " " + lang::print_expr(pi.bound) + "' is not what kc decides: " + why;
+      d.expected = std::string("pass if <= ") + (unit ? "1" : ratio ? "X" : "0");
+      out.push_back(std::move(d));
+      continue;
+    }
     std::vector<std::string> fitting;
     for (const auto& w : metric_table())
       if (metric_fits(std::string(w.name), c)) fitting.emplace_back(w.name);
-    const std::string file = i < files.size() ? files[i] : c.measure_info.loc.file;
     lang::Diagnostic d = at_name(c.measure_info.loc, metric, lines_of(file, &cache));
     d.severity = lang::Diagnostic::Severity::kWarning;
     if (d.loc.file.empty()) d.loc.file = file;

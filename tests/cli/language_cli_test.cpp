@@ -167,6 +167,18 @@ TEST(LanguageCli, AMetricKcDoesNotMeasureAsWrittenFailsStrict) {
   EXPECT_NE(plain.out.find("expected one of: ratio, rel_error"), std::string::npos) << plain.out;
   KcRun strict = kc("lint --strict " + path);
   EXPECT_EQ(strict.code, 1) << strict.out;
+  // `pass if <= 2` on a unit metric: kc judges ulp / tolerance <= 1, the 2 is unused.
+  const std::string bound = write_temp(
+      "bound.kc", contract_with("relu", "ulp 4", "higher_precision FP64",
+                                "sample 2 random inputs per config; compute max ulp; pass if <= 2"));
+  KcRun b = kc("lint " + bound);
+  EXPECT_EQ(b.code, 0) << b.out;
+  EXPECT_NE(b.out.find("warning: 'pass if <= 2' is not what kc decides"), std::string::npos) << b.out;
+  EXPECT_EQ(kc("lint --strict " + bound).code, 1);
+  const std::string fine = write_temp(
+      "fine.kc", contract_with("relu", "ulp 4", "higher_precision FP64",
+                               "sample 2 random inputs per config; compute max ulp; pass if <= 1"));
+  EXPECT_EQ(kc("lint --strict " + fine).code, 0);
 }
 
 // docs/language.md's tables are `kc list WHAT --format md`, verbatim: the
