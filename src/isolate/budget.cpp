@@ -8,7 +8,9 @@
 // is the budget, so the kernel holds the sum even where the per-worker watch
 // does not reach (pages touched between two polls, processes a kernel forks,
 // its scratch tmpfs).
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -109,6 +111,23 @@ void remove_cgroup() {
   if (!s.dir.empty()) ::rmdir(s.dir.c_str());  // empty by now: every worker has ended
 }
 
+/// Removes the empty kc-<pid> cgroups of kc processes that ended without
+/// removing theirs (killed by a signal). rmdir refuses a cgroup that still
+/// holds a process, so a live one is never touched.
+void remove_stale(const std::string& base) {
+  DIR* d = ::opendir(base.c_str());
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    if (std::strncmp(e->d_name, "kc-", 3) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name + 3, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    ::rmdir((base + "/" + e->d_name).c_str());
+  }
+  ::closedir(d);
+}
+
 /// Makes (once per kc process) a cgroup for kc's workers under this process's
 /// own cgroup, v2 first; the limit is written by memory_budget.
 void make_cgroup(CgroupState& s) {
@@ -126,6 +145,7 @@ void make_cgroup(CgroupState& s) {
   for (const Kind k : {Kind{true, "memory.max"}, Kind{false, "memory.limit_in_bytes"}}) {
     const std::string base = own_cgroup_dir(k.v2, "memory");
     if (base.empty()) continue;
+    remove_stale(base);
     const std::string dir = base + name;
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
       tried += (tried.empty() ? "" : "; ") + std::string("mkdir ") + dir + ": " + std::strerror(errno);
