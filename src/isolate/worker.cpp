@@ -833,8 +833,13 @@ Status Worker::prepare(const Call& call) {
     child_->stop(1.0);
     child_.reset();
   }
-  // What every worker of this impl would load again (libtorch), mapped once in kc.
-  if (Status s = impl_.load_before_fork(); !s.ok()) return s;
+  // What every worker of this impl would load again (libtorch), mapped once in
+  // kc, while no other thread forks: a worker forked in the middle of a dlopen
+  // would inherit the loader's lock held, and its own dlopen would wait for ever.
+  {
+    detail::ForkExclusive exclusive;
+    if (Status s = impl_.load_before_fork(); !s.ok()) return s;
+  }
   auto c = std::make_unique<Child>();
   c->layout = key;
   c->names = call.names;

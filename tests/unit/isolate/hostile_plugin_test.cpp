@@ -75,10 +75,14 @@ int children_left() {
   return found;
 }
 
+/// What the hostile plugins of this test process name their processes after
+/// (KC_HOSTILE_TAG, read by hostile_plugin.c): this process's pid.
+std::string tag() { return std::to_string(getpid()); }
+
 /// Polls for up to a second: a SIGKILL'd process leaves /proc asynchronously.
 bool none_left() {
   for (int i = 0; i < 100; ++i) {
-    if (running_named("kc_hostile_ld") == 0 && running_named("kc_hostile_kid") == 0 && children_left() == 0)
+    if (running_named("kch_ld_" + tag()) == 0 && running_named("kch_kid_" + tag()) == 0 && children_left() == 0)
       return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -121,7 +125,10 @@ void PrintTo(const Attack& a, std::ostream* os) { *os << a.mode; }
 
 class HostileLoad : public ::testing::TestWithParam<Attack> {
  protected:
-  void SetUp() override { setenv("KC_LOAD_TIMEOUT", "2", 1); }
+  void SetUp() override {
+    setenv("KC_LOAD_TIMEOUT", "2", 1);
+    setenv("KC_HOSTILE_TAG", tag().c_str(), 1);
+  }
   void TearDown() override { unsetenv("KC_LOAD_TIMEOUT"); }
 };
 
@@ -156,14 +163,14 @@ TEST_P(HostileLoad, KcSurvivesNamesTheFailureAndLeavesNothingRunning) {
 // was not checked).
 TEST_P(HostileLoad, TheKcBinaryGoesOnWithTheOtherImpls) {
   const std::string lib = hostile(GetParam().mode);
-  const CliRun listed = kc_run("KC_LOAD_TIMEOUT=2", "backends --plugin " + lib);
+  const std::string env = "KC_LOAD_TIMEOUT=2 KC_HOSTILE_TAG=" + tag();
+  const CliRun listed = kc_run(env, "backends --plugin " + lib);
   EXPECT_EQ(listed.code, 0) << listed.out;
   EXPECT_NE(listed.out.find("unavailable  " + lib + ": " + GetParam().failure), std::string::npos) << listed.out;
   EXPECT_NE(listed.out.find("ref          available"), std::string::npos) << listed.out;
 
   const CliRun checked =
-      kc_run("KC_LOAD_TIMEOUT=2", "check " KC_SOURCE_DIR "/contracts/blas/KC-GEMM-01.kc --impl ref.matmul --no-color "
-                                  "--plugin " + lib);
+      kc_run(env, "check " KC_SOURCE_DIR "/contracts/blas/KC-GEMM-01.kc --impl ref.matmul --no-color --plugin " + lib);
   EXPECT_EQ(checked.code, 1) << checked.out;
   EXPECT_NE(checked.out.find("kc: unavailable: " + lib + ": " + GetParam().failure), std::string::npos) << checked.out;
   EXPECT_TRUE(checked.out.find("ref.matmul") != std::string::npos &&
@@ -184,6 +191,7 @@ INSTANTIATE_TEST_SUITE_P(Plugins, HostileLoad,
 // which names it; the others load.
 TEST(HostileLoadTogether, TheLoaderThatDiesIsNamedAndTheOthersLoad) {
   setenv("KC_LOAD_TIMEOUT", "2", 1);
+  setenv("KC_HOSTILE_TAG", tag().c_str(), 1);
   const std::string bad = hostile("abort_in_ctor");
   const auto probed = backends::load_plugins(
       {{kExamplePlugin, nullptr}, {bad, nullptr}, {hostile("loop_in_init"), nullptr}}, "plugin");

@@ -5,17 +5,24 @@
  * a process of its own, so the tests can see that nothing it started is left
  * running. Its one impl (a correct FP32 dot) is never reached. */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "kc/kc_plugin.h"
 
-/* Names the tests look for in /proc: the looping loader and what it forked. */
+/* Names the tests look for in /proc: the looping loader and what it forked,
+ * tagged with KC_HOSTILE_TAG (the test's pid), so tests running at once do not
+ * see each other's. */
 static void spin(void) {
-  prctl(PR_SET_NAME, "kc_hostile_ld", 0, 0, 0);
+  const char* tag = getenv("KC_HOSTILE_TAG");
+  char name[16];
+  snprintf(name, sizeof name, "kch_ld_%s", tag ? tag : "");
+  prctl(PR_SET_NAME, name, 0, 0, 0);
   if (fork() == 0) {
-    prctl(PR_SET_NAME, "kc_hostile_kid", 0, 0, 0);
+    snprintf(name, sizeof name, "kch_kid_%s", tag ? tag : "");
+    prctl(PR_SET_NAME, name, 0, 0, 0);
     for (;;) pause();
   }
   volatile unsigned long n = 0;
