@@ -13,6 +13,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "kc/report.h"
@@ -106,9 +108,12 @@ Result<std::string> read_last_hash(int fd, const std::string& path) {
 
 // Walks the chain of a whole trace's bytes: the number of records and the
 // last hash, or "path:LINE: what" for the first line that breaks it.
-Result<std::size_t> walk_chain(std::string_view data, const std::string& path, std::string* last_hash) {
-  std::string expected_prev = kGenesis;
-  std::size_t count = 0, pos = 0, line_no = 0;
+// `data` may be the tail of a file whose earlier lines (`lines_before` of
+// them, ending with hash `prev`) are already verified.
+Result<std::size_t> walk_chain(std::string_view data, const std::string& path, std::string* last_hash,
+                               const std::string& prev = kGenesis, std::size_t lines_before = 0) {
+  std::string expected_prev = prev;
+  std::size_t count = 0, pos = 0, line_no = lines_before;
   while (pos < data.size()) {
     ++line_no;
     const std::size_t nl = data.find('\n', pos);
@@ -131,16 +136,16 @@ Result<std::size_t> walk_chain(std::string_view data, const std::string& path, s
   return count;
 }
 
-// The whole content of the regular file open on fd (a device such as
-// /dev/full reads as empty: it has no records, and reading it would not end).
-Result<std::string> read_whole(int fd, const std::string& path) {
+// The content of the regular file open on fd from byte `from` on (a device
+// such as /dev/full reads as empty: it has no records, and reading it would not end).
+Result<std::string> read_from(int fd, const std::string& path, off_t from) {
   struct stat st {};
   if (fstat(fd, &st) != 0) return internal_error(path + ": fstat: " + errno_text());
-  if (!S_ISREG(st.st_mode)) return std::string();
-  std::string data(static_cast<std::size_t>(st.st_size), '\0');
+  if (!S_ISREG(st.st_mode) || st.st_size <= from) return std::string();
+  std::string data(static_cast<std::size_t>(st.st_size - from), '\0');
   std::size_t got = 0;
   while (got < data.size()) {
-    const ssize_t n = pread(fd, data.data() + got, data.size() - got, static_cast<off_t>(got));
+    const ssize_t n = pread(fd, data.data() + got, data.size() - got, from + static_cast<off_t>(got));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return internal_error(path + ": read: " + errno_text());
     if (n == 0) break;
@@ -186,12 +191,48 @@ Result<TraceWriter> TraceWriter::open(const std::string& path) {
   KC_ASSIGN_OR_RETURN(std::string last, read_last_hash(fd, path));
   // Appending continues a chain only if the chain holds: a trace edited,
   // cut or spliced before its last line is refused, and nothing is appended.
-  KC_ASSIGN_OR_RETURN(const std::string data, read_whole(fd, path));
+  // The whole file is verified the first time this process opens it; a
+  // later open (the ladder opens its evidence file per record) verifies what
+  // was appended since, from the hash that ended the verified part, as long
+  // as that part still ends where it did with the same hash.
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return internal_error(path + ": fstat: " + errno_text());
+  struct Verified {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    std::string hash;
+    std::size_t lines;
+  };
+  static std::mutex verified_mu;
+  static std::map<std::string, Verified> verified;
+  Verified from{st.st_dev, st.st_ino, 0, kGenesis, 0};
+  {
+    const std::lock_guard<std::mutex> lock(verified_mu);
+    if (auto it = verified.find(path); it != verified.end() && it->second.dev == st.st_dev &&
+                                       it->second.ino == st.st_ino && it->second.size <= st.st_size) {
+      // The verified part must still end with its last hash: a line ending at that offset.
+      std::string tail(kTail + 1, '\0');
+      if (it->second.size == 0 ||
+          (it->second.size >= static_cast<off_t>(tail.size()) &&
+           pread(fd, tail.data(), tail.size(), it->second.size - static_cast<off_t>(tail.size())) ==
+               static_cast<ssize_t>(tail.size()) &&
+           tail.compare(kHashStart.size(), kHexLen, it->second.hash) == 0 && tail.back() == '\n'))
+        from = it->second;
+    }
+  }
+  KC_ASSIGN_OR_RETURN(const std::string data, read_from(fd, path, from.size));
   std::string walked;
-  if (auto chain = walk_chain(data, path, &walked); !chain.ok() || walked != last) {
+  auto chain = walk_chain(data, path, &walked, from.hash, from.lines);
+  if (!chain.ok() || walked != last) {
     const std::string why = chain.ok() ? path + ": the last line's hash does not end the chain" : chain.status().message();
     return invalid_argument(why + "; kc appends only to a trace whose chain is intact: keep this file as it is "
                                   "(it is evidence), and write to a new trace (--trace FILE, or another --out)");
+  }
+  {
+    const std::lock_guard<std::mutex> lock(verified_mu);
+    verified[path] = Verified{st.st_dev, st.st_ino, from.size + static_cast<off_t>(data.size()), walked,
+                              from.lines + *chain};
   }
   // A new (or empty) trace: make its directory entry durable.
   if (last == kGenesis) KC_RETURN_IF_ERROR(fsync_parent_dir(path));

@@ -375,6 +375,25 @@ TEST(Trace, ABrokenChainIsRefusedAndNothingIsAppended) {
   EXPECT_FALSE(report::TraceWriter::open(path).ok());
 }
 
+TEST(Trace, ALaterOpenVerifiesWhatWasAppendedSince) {
+  // The first open in a process walks the whole chain; a later one walks
+  // from where the verified part ended. An edit there is still refused.
+  const std::string path = temp_path("trace.jsonl");
+  write_trace(path, 2);
+  auto w = report::TraceWriter::open(path);
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  ASSERT_TRUE(w->append(make_case("C-EXC-01", "third", Verdict::kConforming)).ok());
+  ASSERT_TRUE(w->append(make_case("C-EXC-01", "fourth", Verdict::kConforming)).ok());
+  std::string text = read_all(path);
+  const std::size_t at = text.find("third");
+  ASSERT_NE(at, std::string::npos);
+  text[at] = 'T';  // same length, its own hash no longer matches
+  write_all(path, text);
+  auto again = report::TraceWriter::open(path);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find(path + ":3:"), std::string::npos) << again.status().message();
+}
+
 TEST(Trace, AWriteThatFailsIsAnInternalErrorNamingTheFile) {
   // /dev/full: every write fails with ENOSPC, like a full disk.
   if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full";
