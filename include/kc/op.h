@@ -104,6 +104,17 @@ struct OracleOptions {
   std::optional<OobPolicy> oob;
 };
 
+/// One `reference higher_precision P with key = value` option an op's oracle
+/// honours: the key, every value it accepts (the first is what the oracle does
+/// when the key is absent), and what the option means. A key or value an op
+/// does not list is never passed to its oracle: `kc lint` calls the clause
+/// descriptive and the engine judges the contract under_specified.
+struct OracleOption {
+  std::string key;
+  std::vector<std::string> values;
+  std::string meaning;
+};
+
 class Op {
  public:
   virtual ~Op() = default;
@@ -120,6 +131,8 @@ class Op {
   virtual Status apply_probe(Call& call, const Probe& probe, Rng& rng) const;
   /// FP64 (or better) reference outputs.
   virtual Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const = 0;
+  /// The `with` options oracle() honours (the one table per op; empty: none).
+  virtual const std::vector<OracleOption>& oracle_options() const;
   /// Error model: per-output-element magnitude for the `bound` tolerance
   /// (e.g. (|A||B|)_ij for matmul, sum|x| for a reduction), for output `output`.
   virtual Result<std::vector<double>> magnitude(const Call& call, const std::string& output) const;
@@ -143,6 +156,9 @@ class Op {
   /// poison it before the call like a pure output.
   virtual bool overwrites(const Call& call, const std::string& name) const { return false; }
 };
+
+/// The entry of op.oracle_options() for `key`, or nullptr.
+const OracleOption* find_oracle_option(const Op& op, std::string_view key);
 
 /// The op registry: one explicit table (no static self-registration).
 class OpRegistry {

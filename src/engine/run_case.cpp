@@ -15,6 +15,7 @@
 #include "engine/sample_cache.h"
 #include "kc/metrics.h"
 #include "kc/obligation.h"
+#include "kc/oracle_options.h"
 #include "kc/signature.h"
 
 namespace kc::engine {
@@ -588,6 +589,10 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   if (!plan_or.ok()) return finish(res, Verdict::kUnderSpecified, plan_or.status().message());
   if (!why_not.empty()) return finish(res, Verdict::kNotApplicable, why_not);
   const Plan& plan = *plan_or;
+  // A `higher_precision` precision or `with` option the op's oracle does not
+  // honour would be ignored by it: never judge against that oracle.
+  if (const std::string why = unhonoured_reference(contract, *plan.op); !why.empty())
+    return finish(res, Verdict::kUnderSpecified, why);
   res.covers = coverage(contract, plan);
   res.evidence.metric = plan.metric_name;
   res.evidence.tolerance = contract.tolerance_info.text;

@@ -188,6 +188,17 @@ Status Op::apply_probe(Call& call, const Probe& probe, Rng& rng) const {
   return ops::detail::apply_generic_probe(call, probe, rng, targets, accumulation_length(call));
 }
 
+const std::vector<OracleOption>& Op::oracle_options() const {
+  static const std::vector<OracleOption> none;
+  return none;
+}
+
+const OracleOption* find_oracle_option(const Op& op, std::string_view key) {
+  for (const OracleOption& o : op.oracle_options())
+    if (o.key == key) return &o;
+  return nullptr;
+}
+
 Result<std::vector<double>> Op::magnitude(const Call& call, const std::string& output) const {
   // Default error model: the output's own size, |ref| elementwise (a relative bound).
   KC_ASSIGN_OR_RETURN(OracleResult ref, oracle(call, OracleOptions{}));

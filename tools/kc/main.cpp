@@ -21,6 +21,7 @@
 #include "kc/lint.h"
 #include "kc/obligation.h"
 #include "kc/op.h"
+#include "kc/oracle_options.h"
 #include "kc/oracles.h"
 #include "kc/report.h"
 #include "kc/sanitizer.h"
@@ -505,6 +506,9 @@ int cmd_lint(const Args& a) {
   // Reference names only the engine's tables hold (properties, named oracles).
   for (auto& d : kc::engine::check_reference_names(loaded.contracts, loaded.files))
     loaded.diagnostics.push_back(std::move(d));
+  // A higher_precision option (or precision) the scope's op's oracle does not
+  // honour makes the reference clause descriptive (`kc list oracle-options`).
+  kc::engine::mark_unhonoured_references(&loaded.contracts, loaded.files);
   // A metric kc does not measure under the contract's tolerance: a warning
   // (kc judges what the tolerance says), a failure under --strict.
   std::size_t unit_mismatches = 0;
@@ -561,7 +565,8 @@ int cmd_fmt(const Args& a) {
 }
 
 const std::string kLanguageTables =
-    "probes | aggregates | metrics | observe | signatures | oracles | classes | declarations | precisions";
+    "probes | aggregates | metrics | observe | signatures | oracles | oracle_options | classes | declarations | "
+    "precisions";
 
 /// Prints rows as aligned columns, or (md) as a Markdown table with a header.
 void print_rows(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows, bool md) {
@@ -661,6 +666,8 @@ int list_language_table(const std::string& what, bool md) {
                                                      (o.needs_mpfr ? "; needs MPFR" : "")});
     }
     print_rows({"reference", "meaning"}, rows, md);
+  } else if (what == "oracle_options") {
+    print_rows({"op", "option", "values", "meaning"}, kc::engine::oracle_option_rows(), md);
   } else {
     return -1;
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ops/class_ops_util.h"
+#include "ops/oracle_options.h"
 #include "ops/probe.h"
 
 namespace kc::ops {
@@ -41,7 +42,8 @@ AttentionShape attention_shape(const Call& call) {
 }
 
 void attention_row(const AttentionShape& s, std::int64_t t, const double* q_row, const double* k_head,
-                   const double* v_head, double* out_row, double* mag_row) {
+                   const double* v_head, double* out_row, double* mag_row, const AttentionMode& mode) {
+  const bool fp32 = mode.fp32_accumulator;
   std::vector<long double> score(static_cast<std::size_t>(s.seq));
   const std::int64_t n = s.causal ? t + 1 : s.seq;
   long double m = -std::numeric_limits<long double>::infinity();
@@ -51,7 +53,7 @@ void attention_row(const AttentionShape& s, std::int64_t t, const double* q_row,
     const double* ku = k_head + u * s.head_dim;
     long double dot = 0, adot = 0;
     for (std::int64_t i = 0; i < s.head_dim; ++i) {
-      dot += static_cast<long double>(q_row[i]) * ku[i];
+      dot = detail::accumulate(dot, static_cast<long double>(q_row[i]) * ku[i], fp32);
       adot += std::fabs(static_cast<long double>(q_row[i]) * ku[i]);
     }
     score[u] = dot * s.scale;
@@ -59,15 +61,17 @@ void attention_row(const AttentionShape& s, std::int64_t t, const double* q_row,
     if (std::isnan(score[u])) nan = true;
     else if (score[u] > m) m = score[u];
   }
+  if (!mode.max_subtraction) m = 0;
+  auto e = [&](long double z) { return mode.max_subtraction ? std::exp(z) : detail::naive_exp(z, fp32); };
   long double sum = 0;
-  for (std::int64_t u = 0; u < n; ++u) sum += std::exp(score[u] - m);
-  for (std::int64_t u = 0; u < n; ++u) score[u] = std::exp(score[u] - m) / sum;  // now p_u
+  for (std::int64_t u = 0; u < n; ++u) sum = detail::accumulate(sum, e(score[u] - m), fp32);
+  for (std::int64_t u = 0; u < n; ++u) score[u] = e(score[u] - m) / sum;  // now p_u
   for (std::int64_t j = 0; j < s.head_dim; ++j) {
     long double acc = 0, aacc = 0;
     for (std::int64_t u = 0; u < n; ++u) {
       const long double p = score[u];
       const long double vj = v_head[u * s.head_dim + j];
-      acc += p * vj;
+      acc = detail::accumulate(acc, p * vj, fp32);
       aacc += p * std::fabs(vj);
     }
     out_row[j] = nan ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(acc);
@@ -135,11 +139,18 @@ class AttentionOp final : public Op {
 
   // ---- oracle
   // FP64 inputs, long double arithmetic, max-subtracted softmax per query.
-  Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
+  Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     OracleResult res;
     res.output_names = {"out"};
-    res.outputs.push_back(evaluate(call, nullptr));
+    res.outputs.push_back(
+        evaluate(call, nullptr, {detail::fp32_accumulator(options), detail::max_subtraction(options)}));
     return res;
+  }
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        detail::stabilization_option(),
+        detail::accumulator_option("the scores q.k, the softmax sum and the weighted sum of v")};
+    return table;
   }
 
   // ---- error model
@@ -175,7 +186,7 @@ class AttentionOp final : public Op {
   }
 
  private:
-  std::vector<double> evaluate(const Call& call, std::vector<double>* mag) const {
+  std::vector<double> evaluate(const Call& call, std::vector<double>* mag, const AttentionMode& mode = {}) const {
     const AttentionShape s = attention_shape(call);
     const std::vector<double> q = call.t("q").to_doubles();
     const std::vector<double> k = call.t("k").to_doubles();
@@ -188,7 +199,7 @@ class AttentionOp final : public Op {
         for (std::int64_t t = 0; t < s.seq; ++t) {
           const std::int64_t at = s.at(b, s.heads, h, t);
           attention_row(s, t, q.data() + at, k.data() + s.at(b, s.kv_heads, g, 0), v.data() + s.at(b, s.kv_heads, g, 0),
-                        out.data() + at, mag ? mag->data() + at : nullptr);
+                        out.data() + at, mag ? mag->data() + at : nullptr, mode);
         }
       }
     return out;

@@ -32,7 +32,14 @@ AttentionShape attention_shape(const Call& call);
 /// kv head h reads, k[b, g, :, :] and v[b, g, :, :], contiguous. The oracle
 /// and kc::verify::verify_attention both evaluate rows here, so a sampled row
 /// is bit-identical to the oracle's.
+/// `mode` carries the contract's `with` options (ops/oracle_options.h): FP32
+/// running sums (scores, softmax sum, the weighted sum of v) and the naive,
+/// unstabilised exp. The defaults are the oracle's own arithmetic.
+struct AttentionMode {
+  bool fp32_accumulator = false;
+  bool max_subtraction = true;
+};
 void attention_row(const AttentionShape& s, std::int64_t t, const double* q_row, const double* k_head,
-                   const double* v_head, double* out_row, double* mag_row);
+                   const double* v_head, double* out_row, double* mag_row, const AttentionMode& mode = {});
 
 }  // namespace kc::ops

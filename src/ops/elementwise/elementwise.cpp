@@ -79,6 +79,13 @@ class ElementwiseOp final : public Op {
   // `with inf_policy = FORMULA` (the policy judge asks for it when an impl
   // declares it): f(±inf) as the formula gives it in IEEE arithmetic; the
   // default is the limit (eval_unary).
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        {kInfPolicyKey,
+         {kInfPolicyLimit, kInfPolicyFormula},
+         "f(+-inf): the limit of f (LIMIT, the default) or the formula in IEEE arithmetic (FORMULA)"}};
+    return table;
+  }
   Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     const auto policy = options.with.find(kInfPolicyKey);
     const bool formula = policy != options.with.end() && policy->second == kInfPolicyFormula;

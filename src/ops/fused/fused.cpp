@@ -64,6 +64,12 @@ class FusedMatmulOp final : public Op {
     return detail::make_call_from(name_, config, std::move(slots));
   }
 
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        {"intermediates", {"FP32"}, "the unfused composition: A.B, + bias and the activation each rounded to FP32"}};
+    return table;
+  }
+
   Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     KC_ASSIGN_OR_RETURN(UnaryFn act, activation(call.config));
     // `reference ... with intermediates = FP32` asks fused_matmul for the

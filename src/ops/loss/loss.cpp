@@ -124,6 +124,15 @@ class CrossEntropyOp final : public Op {
   }
 
   // ---- oracle: long double, max-subtracted.
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        {"gradient",
+         {"softmax_minus_onehot", "logits_minus_onehot"},
+         "dz = softmax(z) - onehot (the default, the true gradient) or z - onehot (the known wrong one)"},
+        {"softmax_stabilization", {"max_subtraction"}, "the oracle's log-sum-exp subtracts the row max (always)"},
+    };
+    return table;
+  }
   Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     const std::string grad = option(options, "gradient", "softmax_minus_onehot");
     if (grad != "softmax_minus_onehot" && grad != "logits_minus_onehot")
@@ -218,6 +227,15 @@ class KdLossOp final : public Op {
     fill_targets(call, call.t("zs").dim(1), rng);
   }
 
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        {"t2_scaling", {"on", "off"}, "on (the default): the KL term is multiplied by T^2; off: not"},
+        {"kl_direction",
+         {"teacher_student", "student_teacher"},
+         "KL(teacher || student) (the default) or the reversed KL(student || teacher)"},
+    };
+    return table;
+  }
   Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     const std::string t2 = option(options, "t2_scaling", "on");
     const std::string dir = option(options, "kl_direction", "teacher_student");

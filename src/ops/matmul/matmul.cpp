@@ -18,6 +18,7 @@
 
 #include "kc/bound.h"
 #include "ops/class_ops_util.h"
+#include "ops/oracle_options.h"
 #include "ops/probe.h"
 
 namespace kc::ops {
@@ -147,7 +148,10 @@ class MatmulOp final : public Op {
   }
 
   // ---- oracle
-  Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
+  // `with accumulator = FP32` rounds the running dot product to FP32 after
+  // each product is added (one rounding per step, as an FP32 FMA chain).
+  Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
+    const bool fp32 = detail::fp32_accumulator(options);
     const Problem p = problem_of(call);
     const Tensor& a = call.t("A");
     const Tensor& b = call.t("B");
@@ -162,7 +166,8 @@ class MatmulOp final : public Op {
         // is accumulated in long double (>= 64-bit significand on x86).
         long double acc = 0;
         if (p.alpha != 0) {
-          for (std::int64_t k = 0; k < p.k; ++k) acc += static_cast<long double>(op_a(a, p, i, k)) * op_b(b, p, k, j);
+          for (std::int64_t k = 0; k < p.k; ++k)
+            acc = detail::accumulate(acc, static_cast<long double>(op_a(a, p, i, k)) * op_b(b, p, k, j), fp32);
           acc *= p.alpha;
         }
         if (p.beta != 0) acc += static_cast<long double>(p.beta) * load_rc(c, i, j);
@@ -171,6 +176,17 @@ class MatmulOp final : public Op {
     }
     r.outputs.push_back(std::move(out));
     return r;
+  }
+
+  // The alpha = 0 and beta = 0 rules above are what the oracle always does;
+  // contracts may name them.
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        detail::accumulator_option("each dot product of A's row and B's column"),
+        {"alpha_zero", {"AB_not_read"}, "alpha = 0: C = beta C, A and B are not read (reference BLAS)"},
+        {"beta_zero", {"C_not_read"}, "beta = 0: C is overwritten and not read, so NaN in C does not propagate"},
+    };
+    return table;
   }
 
   // ---- error model

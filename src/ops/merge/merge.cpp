@@ -96,6 +96,11 @@ class SlerpOp final : public Op {
     if (nb > 0)
       for (std::int64_t i = 0; i < b.numel(); ++i) b.set(i, static_cast<double>(b.at(i) * std::sqrt(na / nb)));
   }
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        {"interpolation", {"spherical", "linear"}, "spherical (slerp, the default) or linear (lerp) interpolation"}};
+    return table;
+  }
   Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     auto it = options.with.find("interpolation");
     const std::string mode = it == options.with.end() ? "spherical" : it->second;
@@ -173,6 +178,12 @@ class PruneOp final : public Op {
       Tensor& a = call.t("act_sq");
       for (std::int64_t i = 0; i < a.numel(); ++i) a.set(i, 128.0 * std::exp(2.0 * rng.normal(0, 1)));
     }
+  }
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> wanda = {
+        {"score", {"wanda", "magnitude"}, "the pruning score: |W| ||X|| (wanda, the default) or |W| (magnitude)"}};
+    static const std::vector<OracleOption> magnitude = {{"score", {"magnitude"}, "the pruning score |W|"}};
+    return wanda_ ? wanda : magnitude;
   }
   Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     auto it = options.with.find("score");

@@ -146,6 +146,13 @@ class AdamWOp final : public Op {
   }
 
   // ---- oracle
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        {"weight_decay", {"decoupled", "coupled"}, "decoupled (AdamW, the default) or coupled (L2 added to the gradient)"},
+        {"bias_correction", {"on", "off"}, "on (the default): moments divided by 1 - beta^t; off: not"},
+    };
+    return table;
+  }
   Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     const std::string decay = option(options, "weight_decay", "decoupled");
     const std::string bias = option(options, "bias_correction", "on");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/class_ops_util.h"
+#include "ops/oracle_options.h"
 
 namespace kc::ops {
 namespace {
@@ -44,14 +45,21 @@ class SumOp final : public Op {
 
   // ---- fill/probes: the defaults (saturation gives each term ~4v/n).
 
-  // ---- oracle: long double accumulation of the exact inputs.
-  Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
+  // ---- oracle: long double accumulation of the exact inputs, in order
+  // (`with accumulator = FP32`: the running sum rounded to FP32 each step).
+  Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
+    const bool fp32 = detail::fp32_accumulator(options);
     long double acc = 0;
-    for (double v : call.t("x").to_doubles()) acc += v;
+    for (double v : call.t("x").to_doubles()) acc = detail::accumulate(acc, v, fp32);
     OracleResult r;
     r.output_names = {"out"};
     r.outputs.push_back({static_cast<double>(acc)});
     return r;
+  }
+
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {detail::accumulator_option("the sum")};
+    return table;
   }
 
   // ---- error model

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/class_ops_util.h"
+#include "ops/oracle_options.h"
 
 namespace kc::ops {
 namespace {
@@ -57,7 +58,12 @@ class SoftmaxOp final : public Op {
   //   a NaN in a row makes the whole row NaN;
   //   a row that is all -inf has m = -inf and x - m = NaN: the row is NaN;
   //   a +inf in a row gives inf - inf = NaN for it and NaN for the row sum.
-  Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
+  // `with softmax_stabilization = none` drops the max subtraction (exp in
+  // FP64, or FP32 under accumulator = FP32); `with accumulator = FP32` rounds
+  // the row sum to FP32 after every addition (ops/oracle_options.h).
+  Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
+    const bool fp32 = detail::fp32_accumulator(options);
+    const bool stabilized = detail::max_subtraction(options);
     const Tensor& x = call.t("x");
     const std::int64_t rows = x.dim(0), cols = x.dim(1);
     std::vector<double> out(static_cast<std::size_t>(rows * cols));
@@ -71,11 +77,14 @@ class SoftmaxOp final : public Op {
         else if (v > m)
           m = v;
       }
+      if (!stabilized) m = 0;
+      auto e = [&](long double z) { return stabilized ? std::exp(z) : detail::naive_exp(z, fp32); };
       long double sum = 0;
-      for (std::int64_t c = 0; c < cols; ++c) sum += std::exp(static_cast<long double>(x.at(r * cols + c)) - m);
+      for (std::int64_t c = 0; c < cols; ++c)
+        sum = detail::accumulate(sum, e(static_cast<long double>(x.at(r * cols + c)) - m), fp32);
       for (std::int64_t c = 0; c < cols; ++c) {
         const long double z = static_cast<long double>(x.at(r * cols + c)) - m;
-        long double y = log_ ? z - std::log(sum) : std::exp(z) / sum;
+        long double y = log_ ? z - std::log(sum) : e(z) / sum;
         if (nan) y = std::numeric_limits<long double>::quiet_NaN();
         out[static_cast<std::size_t>(r * cols + c)] = static_cast<double>(y);
       }
@@ -84,6 +93,12 @@ class SoftmaxOp final : public Op {
     res.output_names = {"y"};
     res.outputs.push_back(std::move(out));
     return res;
+  }
+
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {detail::stabilization_option(),
+                                                    detail::accumulator_option("the row sum of exponentials")};
+    return table;
   }
 
   // ---- error model

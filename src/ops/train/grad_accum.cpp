@@ -76,6 +76,13 @@ class GradAccumOp final : public Op {
                                    {"Y", Role::kIn, Tensor(dt, {b, o})},
                                    {"G", Role::kOut, Tensor(dt, {f, o})}});
   }
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        {"average", {"on", "off"}, "on (the default): the full-batch mean gradient; off: micro_batches times it (summed means)"},
+        {"micro_batches", {"1"}, "the reference is the full batch in one pass, whatever the config's micro_batches"},
+    };
+    return table;
+  }
   Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     auto it = options.with.find("average");
     const std::string avg = it == options.with.end() ? "on" : it->second;

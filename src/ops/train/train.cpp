@@ -271,6 +271,11 @@ class MlpTrainOp final : public Op {
     }
   }
 
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        {"loss_scale", {"1"}, "the reference trains unscaled (the true result does not depend on the config's loss_scale)"}};
+    return table;
+  }
   Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
     TrainResult tr = run_training(call, fp64_reference(), nullptr);
     OracleResult res;
