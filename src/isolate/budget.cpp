@@ -219,6 +219,27 @@ void set_worker_cgroup(const std::string& dir) {
   g_cgroup_procs = dir.empty() ? std::string() : dir + "/cgroup.procs";
 }
 
+std::int64_t cgroup_oom_kills(std::int64_t* budget) {
+  std::string dir;
+  {
+    const std::lock_guard<std::mutex> lock(g_cgroup_mu);
+    if (g_cgroup_procs.empty()) return -1;
+    dir = g_cgroup_procs.substr(0, g_cgroup_procs.size() - std::string("/cgroup.procs").size());
+  }
+  const bool v2 = exists(dir + "/memory.events");
+  if (budget) {
+    std::ifstream lim(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+    long long v = 0;
+    *budget = (lim >> v) ? v : 0;
+  }
+  std::ifstream in(dir + (v2 ? "/memory.events" : "/memory.oom_control"));
+  std::string key;
+  long long n = 0;
+  while (in >> key >> n)
+    if (key == "oom_kill") return n;
+  return -1;
+}
+
 std::string worker_cgroup_procs() {
   const std::lock_guard<std::mutex> lock(g_cgroup_mu);
   return g_cgroup_procs;

@@ -14,8 +14,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+
+#include "kc/status.h"
 
 namespace kc::isolate::detail {
 
@@ -74,9 +77,21 @@ std::uint32_t set_up_mounts(const SandboxProfile& p, std::uint32_t bits, std::in
 /// signals to where there is no PID namespace.
 std::uint32_t lock_down(const SandboxProfile& p, std::uint32_t bits, pid_t self, std::string* why);
 
+/// A probe child's sandbox (kc::run_sandboxed_here, kc/child.h): the strict
+/// profile, as a worker gets it. With namespaces, `fn` runs in PID 1 of new
+/// ones after the mounts and lock_down, and its answer comes back over a pipe;
+/// when PID 1 dies (a deadly signal gets a handler there, as in a worker), the
+/// calling process dies by the same signal or exits with the same code.
+/// Without, the calling process locks itself down and runs `fn`. Library files
+/// kc noted are pinned first (kc::pin_library_files).
+Result<std::string> run_sandboxed(const std::function<Result<std::string>()>& fn);
+
 /// The kc cgroup's cgroup.procs that workers forked from now on join ("" none).
 void set_worker_cgroup(const std::string& dir);
 std::string worker_cgroup_procs();
+/// OOM kills the kc cgroup has seen so far (v2 memory.events, v1
+/// memory.oom_control "oom_kill"), and its limit in *budget; -1 without one.
+std::int64_t cgroup_oom_kills(std::int64_t* budget);
 /// In a forked worker (async-signal-safe): moves it into the cgroup whose
 /// cgroup.procs is `procs`; true if it did (or `procs` is empty).
 bool join_cgroup(const std::string& procs);

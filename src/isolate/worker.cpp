@@ -974,6 +974,8 @@ Outcome Worker::run_once(Call& call) {
   const bool late_before = c.block->fault == Fault::kLateWrite;
   if (!late_before) std::memset(c.block, 0, kPerCallBytes);
   std::int64_t rss_seen = 0;
+  std::int64_t budget_bytes = 0;
+  const std::int64_t oom_kills_before = detail::cgroup_oom_kills(&budget_bytes);
   const char req = 'R';
   if (!late_before && send(c.sock, &req, 1, MSG_NOSIGNAL) == 1) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits_.timeout_s);
@@ -1139,6 +1141,14 @@ Outcome Worker::run_once(Call& call) {
       char addr[32];
       std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(blk.fault_addr));
       msg += std::string(" at address ") + addr;
+    }
+    if (sig == SIGKILL && oom_kills_before >= 0 && detail::cgroup_oom_kills(nullptr) > oom_kills_before) {
+      // The kc cgroup's OOM killer: the workers together reached the memory budget.
+      const std::string budget = format_bytes(budget_bytes);
+      return failed(StatusCode::kResourceExhausted,
+                    "the worker was killed by the OOM killer of kc's memory-budget cgroup: the workers running at "
+                    "once reached the " + budget + " budget",
+                    {"MEMORY_LIMIT", {budget}});
     }
     if (sig == SIGKILL) msg += " (not sent by kc: the system's OOM killer, or another process)";
     return failed(StatusCode::kCrashed, msg, {sig::kCrash, {signal_name(sig)}});
