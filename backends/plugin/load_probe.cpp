@@ -122,7 +122,8 @@ Probed probe_uncached(const std::string& library, const std::function<Result<std
           dup2(out, 1);
           dup2(out, 2);
         }
-        Result<std::string> got = load();
+        // The library's code runs inside the sandbox a strict worker gets.
+        Result<std::string> got = run_sandboxed_here(load);
         std::fflush(nullptr);
         return got;
       },

@@ -277,7 +277,8 @@ class LibrarySlot {
     if (init_) {
       p = init_(KC_PLUGIN_ABI_VERSION);
     } else {
-      void* h = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+      // Through the descriptor the sandbox opened, when the path itself is out of its sight.
+      void* h = dlopen(library_path(path_).c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
       if (!h) {
         const char* e = dlerror();
         m.error = "cannot load " + path_ + ": " + (e ? e : "dlopen failed");
@@ -480,7 +481,8 @@ std::string device_runtime_of(void* handle, const std::string& path) {
 /// the table back as text. Runs only in the child.
 Result<std::string> probe_in_child(const PluginSource& src) {
   const std::uint32_t mxcsr_before = read_mxcsr();
-  void* h = dlopen(src.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const std::string path = library_path(src.path);  // the probe's sandbox may hide src.path
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
     return unavailable(e ? e : "dlopen failed");
@@ -494,7 +496,7 @@ Result<std::string> probe_in_child(const PluginSource& src) {
   Table t = read_table(init(KC_PLUGIN_ABI_VERSION));
   t.mxcsr_before = mxcsr_before;
   t.mxcsr_after = read_mxcsr();
-  t.device_runtime = device_runtime_of(h, src.path);
+  t.device_runtime = device_runtime_of(h, path);
   for (const std::string& symbol : src.info_symbols) {
     using InfoFn = const char* (*)();
     if (auto fn = reinterpret_cast<InfoFn>(dlsym(h, symbol.c_str()))) {
@@ -523,6 +525,7 @@ Result<LoadedPlugin> from_text(const Result<std::string>& text, const PluginSour
 Result<LoadedPlugin> load_plugin(const PluginSource& src, const std::string& backend, bool* died) {
   if (died) *died = false;
   if (src.init) return describe(read_table(src.init(KC_PLUGIN_ABI_VERSION)), src, backend);
+  note_library_file(src.path);  // opened by the probe's and the workers' sandboxes (kc/child.h)
   return from_text(probe_load(probe_key(src), src.path, [&] { return probe_in_child(src); }, died), src, backend);
 }
 
@@ -530,6 +533,8 @@ std::vector<Result<LoadedPlugin>> load_plugins(const std::vector<PluginSource>& 
   std::vector<Result<LoadedPlugin>> out;
   bool together = sources.size() > 1;
   for (const PluginSource& src : sources) together = together && !src.init;
+  for (const PluginSource& src : sources)
+    if (!src.init) note_library_file(src.path);
   if (together) {
     std::string key = "plugins";
     for (const PluginSource& src : sources) key += "||" + probe_key(src);

@@ -35,6 +35,28 @@ struct ChildEnd {
 Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn, double timeout_s,
                                  std::string_view what, ChildEnd* end = nullptr);
 
+/// For untrusted code in a child of run_in_child (a plugin's or a system
+/// library's loader): runs `fn` inside the sandbox a strict-profile worker
+/// gets (namespaces, a read-only file system, uid nobody, no capabilities,
+/// no_new_privs, the seccomp allow-list; docs/isolation.md), or its fallback
+/// where namespaces are refused, and returns its answer; when `fn`'s process
+/// dies, this one dies the same way. The isolation layer provides the sandbox
+/// (set_child_sandbox); in a program built without it, `fn` runs as it is.
+Result<std::string> run_sandboxed_here(const std::function<Result<std::string>()>& fn);
+using ChildSandbox = Result<std::string> (*)(const std::function<Result<std::string>()>& fn);
+void set_child_sandbox(ChildSandbox sandbox);
+
+/// Library files an untrusted loader opens inside a sandbox, where the file
+/// may be hidden (a path under /tmp, which the sandbox replaces with its
+/// scratch tmpfs) or out of reach (a directory uid nobody cannot search).
+/// kc notes each such file before it forks (note_library_file); the sandbox
+/// opens them while they are still reachable (pin_library_files, before its
+/// mounts and its privilege drop), and the loader then opens the file through
+/// library_path(), "/proc/self/fd/N" for a pinned file, else the path itself.
+void note_library_file(const std::string& path);
+void pin_library_files();
+std::string library_path(const std::string& path);
+
 /// The declaration extra an impl uses to say it starts a device runtime
 /// itself: extra[device_runtime] = "cuda" (set by the plugin backend for a
 /// library that reaches CUDA).

@@ -1,12 +1,18 @@
 #include "kc/child.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -94,6 +100,73 @@ Result<std::string> run_in_child(const std::function<Result<std::string>()>& fn,
   if (code == 0) return text;
   if (code > static_cast<int>(StatusCode::kInternal)) return internal_error(text);
   return Status(static_cast<StatusCode>(code), text);
+}
+
+namespace {
+
+std::atomic<ChildSandbox> g_sandbox{nullptr};
+
+// The noted library files: append-only slots without a lock, since a forked
+// child reads them while a thread of kc may have been noting one.
+constexpr int kMaxLibraryFiles = 256;
+std::atomic<const std::string*> g_files[kMaxLibraryFiles];
+std::atomic<int> g_file_count{0};
+int g_pinned[kMaxLibraryFiles];  // in a sandboxed child only: the descriptor, or -1
+bool g_pinned_any = false;
+
+/// Whether a sandbox would lose sight of `path`: it lies under /tmp, or
+/// another user (nobody) cannot search a directory above it or read it.
+bool needs_pin(const std::string& path) {
+  char real[PATH_MAX];
+  if (!realpath(path.c_str(), real)) return false;
+  const std::string r = real;
+  if (r.rfind("/tmp/", 0) == 0) return true;
+  struct stat st {};
+  if (stat(real, &st) != 0 || !(st.st_mode & S_IROTH)) return true;
+  for (std::size_t slash = r.rfind('/'); slash != std::string::npos && slash > 0; slash = r.rfind('/', slash - 1)) {
+    if (stat(r.substr(0, slash).c_str(), &st) != 0 || !(st.st_mode & S_IXOTH)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::string> run_sandboxed_here(const std::function<Result<std::string>()>& fn) {
+  const ChildSandbox sandbox = g_sandbox.load();
+  return sandbox ? sandbox(fn) : fn();
+}
+
+void set_child_sandbox(ChildSandbox sandbox) { g_sandbox.store(sandbox); }
+
+void note_library_file(const std::string& path) {
+  const int n = std::min(g_file_count.load(std::memory_order_acquire), kMaxLibraryFiles);
+  for (int i = 0; i < n; ++i) {
+    const std::string* p = g_files[i].load(std::memory_order_acquire);
+    if (p && *p == path) return;
+  }
+  const int slot = g_file_count.fetch_add(1, std::memory_order_acq_rel);
+  if (slot < kMaxLibraryFiles) g_files[slot].store(new std::string(path), std::memory_order_release);
+}
+
+void pin_library_files() {
+  const int n = std::min(g_file_count.load(std::memory_order_acquire), kMaxLibraryFiles);
+  for (int i = 0; i < kMaxLibraryFiles; ++i) g_pinned[i] = -1;
+  for (int i = 0; i < n; ++i) {
+    const std::string* p = g_files[i].load(std::memory_order_acquire);
+    if (!p || !needs_pin(*p)) continue;
+    g_pinned[i] = open(p->c_str(), O_RDONLY | O_CLOEXEC);
+    g_pinned_any = g_pinned_any || g_pinned[i] >= 0;
+  }
+}
+
+std::string library_path(const std::string& path) {
+  if (!g_pinned_any) return path;
+  const int n = std::min(g_file_count.load(std::memory_order_acquire), kMaxLibraryFiles);
+  for (int i = 0; i < n; ++i) {
+    const std::string* p = g_files[i].load(std::memory_order_acquire);
+    if (p && *p == path && g_pinned[i] >= 0) return "/proc/self/fd/" + std::to_string(g_pinned[i]);
+  }
+  return path;
 }
 
 namespace {

@@ -4,18 +4,25 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "kc/child.h"
 
 #if defined(KC_HAVE_SECCOMP)
 #include <seccomp.h>
@@ -384,6 +391,116 @@ std::uint32_t lock_down(const SandboxProfile& p, std::uint32_t bits, pid_t self,
   }
 #endif
   return bits;
+}
+
+namespace {
+
+/// Signals whose default action ends a process. PID 1 of a namespace ignores
+/// them when sent from inside (abort()'s raise(SIGABRT)); there each gets a
+/// handler that records it, so the probe child can die the way PID 1 meant to.
+constexpr int kProbeDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,    SIGQUIT, SIGUSR1, SIGUSR2,
+                                       SIGALRM, SIGPIPE, SIGTRAP, SIGFPE,    SIGILL,  SIGSYS,  SIGXCPU,
+                                       SIGXFSZ, SIGVTALRM, SIGPROF, SIGPOLL, SIGPWR,  SIGSTKFLT};
+volatile sig_atomic_t* g_probe_signal = nullptr;
+
+void on_probe_signal(int sig) {
+  if (g_probe_signal) *g_probe_signal = sig;
+  _exit(125);
+}
+
+[[noreturn]] void die_by(int sig) {
+  signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+  _exit(125);
+}
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+[[maybe_unused]] const bool kChildSandboxSet = (kc::set_child_sandbox(&run_sandboxed), true);
+
+}  // namespace
+
+Result<std::string> run_sandboxed(const std::function<Result<std::string>()>& fn) {
+  const SandboxProfile& p = sandbox_profile("strict");
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // a library aborting while it loads is data, not a core file
+  kc::pin_library_files();
+  const pid_t parent = getppid();
+  std::string why;
+  const std::uint32_t ns = unshare_namespaces(p, &why);
+  if (!(ns & kPidNs)) {
+    lock_down(p, ns, getpid(), &why);
+    // The uid change cleared the parent-death signal: set it again.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(125);
+    return fn();
+  }
+  void* shared = mmap(nullptr, sizeof(sig_atomic_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) return internal_error(errno_text("mmap"));
+  auto* killed_by = static_cast<volatile sig_atomic_t*>(shared);
+  *killed_by = 0;
+  int fds[2], life[2];  // life: closed by this process's death, seen by PID 1
+  if (pipe2(fds, O_CLOEXEC) != 0 || pipe2(life, O_CLOEXEC) != 0) return internal_error(errno_text("pipe"));
+  const pid_t k = fork();
+  if (k < 0) return internal_error(errno_text("fork into the probe's PID namespace"));
+  if (k == 0) {
+    close(fds[0]);
+    close(life[1]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    setsid();  // kill(0, ...) stays inside the namespace
+    g_probe_signal = killed_by;
+    struct sigaction die {};
+    die.sa_handler = on_probe_signal;
+    sigemptyset(&die.sa_mask);
+    for (int sig : kProbeDeadlySignals) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(sig, &die, nullptr);
+    }
+    const std::uint32_t bits = set_up_mounts(p, ns, std::int64_t{64} << 20, &why);
+    if (bits & kReadOnlyFs) setenv("TMPDIR", "/tmp", 1);
+    lock_down(p, bits, getpid(), &why);
+    // The uid change cleared the parent-death signal: set it again, then make
+    // sure the parent did not die before (its end of `life` is then closed).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    pollfd alive{life[0], POLLIN, 0};
+    if (poll(&alive, 1, 0) != 0) _exit(125);
+    const Result<std::string> r = fn();
+    std::fflush(nullptr);
+    std::string out(1, static_cast<char>(r.ok() ? 0 : static_cast<int>(r.status().code())));
+    out += r.ok() ? *r : r.status().message();
+    for (std::size_t off = 0; off < out.size();) {
+      const ssize_t n = write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) break;
+      off += static_cast<std::size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  close(life[0]);
+  std::string got;
+  for (;;) {
+    char buf[4096];
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int st = 0;
+  while (waitpid(k, &st, __WALL) < 0)
+    if (errno != EINTR) break;
+  if (*killed_by > 0) die_by(*killed_by);
+  if (WIFSIGNALED(st)) die_by(WTERMSIG(st));
+  if (got.empty()) _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
+  const int code = static_cast<unsigned char>(got[0]);
+  std::string text = got.substr(1);
+  if (code == 0) return text;
+  if (code > static_cast<int>(StatusCode::kInternal)) return internal_error(text);
+  return Status(static_cast<StatusCode>(code), text);
 }
 
 }  // namespace kc::isolate::detail

@@ -628,9 +628,10 @@ constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  
       if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(sig, &die, nullptr);
     }
   }
-  // A plugin's library is loaded here, in the worker, never in kc's process
-  // (kc/backend.h): before the sandbox hides its file or refuses what loading needs.
-  if (Status s = impl.load_in_worker(); !s.ok()) setup_failed("loading the impl: " + s.message());
+  // A plugin's file may vanish behind the mounts below (under /tmp) or the
+  // uid change (a directory nobody cannot search): it is opened now, and
+  // loaded after lock_down through the descriptor (kc/child.h).
+  kc::pin_library_files();
   // The kernel's scratch space counts against nothing else: keep it small.
   const std::int64_t scratch =
       std::min<std::int64_t>(limits.memory_bytes > 0 ? limits.memory_bytes : std::int64_t{1} << 30, std::int64_t{256} << 20);
@@ -693,6 +694,10 @@ constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  
     std::memcpy(c.block->sandbox_why, why.data(), n);
     c.block->sandbox_why[n] = '\0';
   }
+  // A plugin's library is loaded here, in the worker, never in kc's process
+  // (kc/backend.h), and only now: its constructors and kc_plugin_init run
+  // inside the whole sandbox, as its kernels do.
+  if (Status s = impl.load_in_worker(); !s.ok()) setup_failed("loading the impl: " + s.message());
 
   ServeArgs args{&impl,      &tmpl, &view, &guards,          c.transfer,     c.transfer_bytes,
                  &c.offsets, sock,  limits.timeout_s, limits.settle_s};
