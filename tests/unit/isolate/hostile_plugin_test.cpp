@@ -252,6 +252,89 @@ TEST(PluginLoading, TheWorkerLoadsThePluginKcDoesNot) {
   EXPECT_TRUE(mapped_here(kExamplePlugin));
 }
 
+// A constructor that tries to reach out of its process (SIGKILL to its
+// parent, SIGSTOP to kc by pid, a file written outside the scratch /tmp, a
+// socket) runs inside the sandbox twice: in its probe child and in the
+// worker. Each time it reports what it got, and the report must show it ran
+// there: uid nobody (when kc is root), every attempt refused. kc (this
+// process) is not stopped or killed, and the file is not there.
+struct Escape {
+  std::string probe;   ///< what the constructor saw in the probe child
+  std::string worker;  ///< what it saw in the worker
+};
+
+Escape escape_from(const std::string& lib, const std::string& target) {
+  setenv("KC_HOSTILE_KC_PID", tag().c_str(), 1);
+  setenv("KC_HOSTILE_WRITE", target.c_str(), 1);
+  std::filesystem::remove(target);
+  Escape e;
+  const backends::PluginSource src{lib, nullptr, backends::LoadPolicy::kWorkerOnly, {"kc_hostile_observed"}};
+  auto loaded = backends::load_plugin(src, "plugin");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  if (!loaded.ok() || loaded->impls.empty()) return e;
+  e.probe = loaded->info["kc_hostile_observed"];
+  isolate::Worker worker(*loaded->impls[0], isolate::Mode::kProcess, isolate::Limits{});
+  EXPECT_TRUE(worker.isolated());
+  Call call = dot_call();
+  e.worker = worker.run(call).status.message();
+  return e;
+}
+
+void expect_confined(const std::string& seen, const char* where) {
+  EXPECT_NE(seen.find("ran uid="), std::string::npos) << where << ": the constructor reported nothing: " << seen;
+  if (geteuid() == 0) {
+    EXPECT_NE(seen.find("ran uid=65534 "), std::string::npos) << where << ": " << seen;
+  }
+  EXPECT_NE(seen.find(" kill_kc=-1/"), std::string::npos) << where << ": " << seen;
+  EXPECT_NE(seen.find(" open=-1/"), std::string::npos) << where << ": " << seen;
+  EXPECT_NE(seen.find(" socket=-1/"), std::string::npos) << where << ": " << seen;
+}
+
+bool stopped_or_gone(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(f, stat)) return true;
+  const std::size_t rp = stat.rfind(')');
+  return rp == std::string::npos || rp + 2 >= stat.size() || stat[rp + 2] == 'T';
+}
+
+// With namespaces, from a copy under /tmp: the sandbox's scratch tmpfs hides
+// that path, so the file is loaded through the descriptor opened before.
+TEST(HostileEscape, TheConstructorRunsInsideTheSandboxInProbeAndWorker) {
+  const std::string built = hostile("escape_in_ctor");
+  ASSERT_TRUE(std::filesystem::exists(built)) << built;
+  const std::string dir = "/tmp/kc-hostile-" + tag();
+  std::filesystem::create_directories(dir);
+  const std::string lib = dir + "/escape_in_ctor.so";
+  std::filesystem::copy_file(built, lib, std::filesystem::copy_options::overwrite_existing);
+  const std::string target = std::string(KC_BINARY_DIR) + "/hostile_escape_" + tag();
+  const Escape e = escape_from(lib, target);
+  expect_confined(e.probe, "probe child");
+  expect_confined(e.worker, "worker");
+  EXPECT_FALSE(std::filesystem::exists(target)) << "the constructor wrote " << target;
+  EXPECT_FALSE(stopped_or_gone(getpid()));
+  EXPECT_FALSE(mapped_here(lib));
+  EXPECT_TRUE(none_left());
+  std::filesystem::remove_all(dir);
+}
+
+// Where namespaces are refused (forced here), the fallback: seccomp refuses
+// the signals to other processes and the write-open.
+TEST(HostileEscape, TheConstructorIsConfinedWithoutNamespacesToo) {
+  const std::string lib = hostile("escape_in_ctor");
+  ASSERT_TRUE(std::filesystem::exists(lib)) << lib;
+  setenv("KC_ISOLATE_NO_NAMESPACES", "1", 1);
+  const std::string target = std::string(KC_BINARY_DIR) + "/hostile_escape_nons_" + tag();
+  const Escape e = escape_from(lib, target);
+  unsetenv("KC_ISOLATE_NO_NAMESPACES");
+  expect_confined(e.probe, "probe child");
+  expect_confined(e.worker, "worker");
+  EXPECT_NE(e.probe.find(" kill_parent=-1/"), std::string::npos) << e.probe;  // kc, refused
+  EXPECT_FALSE(std::filesystem::exists(target)) << "the constructor wrote " << target;
+  EXPECT_FALSE(stopped_or_gone(getpid()));
+  EXPECT_TRUE(none_left());
+}
+
 // BLIS reads BLIS_ARCH_TYPE while it loads and aborts on an id it was not
 // built for: with it set, kc lists blis as unavailable and says why, and a
 // check of another impl goes on (exit 0: blis was not what the user asked about).
