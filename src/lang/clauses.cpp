@@ -996,6 +996,13 @@ void parse_reference(const Span& sp, Contract* c, Diags& d) {
         d.error(sp, base + b + skip_ws_at(item, 0), "expected 'key = value'", "with accumulator = FP64");
         return;
       }
+      // The oracle gets one value per key: a second one would silently win.
+      for (const auto& [k, v] : r.with)
+        if (k == key) {
+          d.error(sp, base + b + skip_ws_at(item, 0), "option '" + key + "' is given twice (" + v + ", " + value + ")",
+                  "one value per key (`kc list oracle_options`)");
+          return;
+        }
       r.with.emplace_back(key, value);
     }
     return;

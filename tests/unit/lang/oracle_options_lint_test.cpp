@@ -106,3 +106,27 @@ TEST(OracleOptionsLint, DeclaredOptionsStayExecutable) {
 
 }  // namespace
 }  // namespace kc
+
+namespace kc {
+namespace {
+
+TEST(OracleOptionsLint, AKeyGivenTwiceIsNotExecutable) {
+  auto r = lang::parse_kc(R"(
+contract T-TWICE {
+  scope      softmax
+  pre        precision(x) in {FP32}
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  relative 1e-3
+  reference  higher_precision FP64 with accumulator = FP32, accumulator = FP64
+  measure    sample 2 random inputs per config; compute max rel_error; pass if <= 1
+  violation  signature TOLERANCE_EXCEEDED
+})",
+                          "t.kc");
+  ASSERT_EQ(r.document.contracts.size(), 1u);
+  EXPECT_FALSE(r.document.contracts[0].executable());
+  EXPECT_NE(r.document.contracts[0].reference_info.gap.find("given twice"), std::string::npos)
+      << r.document.contracts[0].reference_info.gap;
+}
+
+}  // namespace
+}  // namespace kc
