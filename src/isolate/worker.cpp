@@ -688,6 +688,10 @@ constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  
 
   // Last: nothing after this needs a privilege, and the kernel gets none.
   bits = detail::lock_down(profile, bits, getpid(), &why);
+  // The uid change cleared the parent-death signal: set it again, so a kernel
+  // spinning in a call still ends with kc. Should kc die before this line, the
+  // worker's next read of its socket sees the end and it exits.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   c.block->sandbox_bits = bits;
   {
     const std::size_t n = std::min(why.size(), sizeof c.block->sandbox_why - 1);
