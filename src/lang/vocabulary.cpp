@@ -206,9 +206,7 @@ bool check_violation(const Span& sp, const ViolationSpec& v, Diags& d) {
 }  // namespace
 
 bool is_unknown_name(const Diagnostic& d) {
-  // Only a word close to a known one is taken for a typo; a word unlike every
-  // known one is the author writing prose, and the clause is kept as prose.
-  return d.severity == Diagnostic::Severity::kError && d.message.rfind("unknown ", 0) == 0 && !d.suggestion.empty();
+  return d.severity == Diagnostic::Severity::kError && d.message.rfind("unknown ", 0) == 0;
 }
 
 void unknown_name(Diags& d, const Span& sp, std::size_t at, std::string_view what, const std::string& word,
