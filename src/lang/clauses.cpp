@@ -1319,7 +1319,8 @@ void parse_violation(const Span& sp, Contract* c, Diags& d) {
         return;
       }
       for (auto [ab, ae] : split_top_level(inner, ',')) {
-        std::string a = trim(inner.substr(ab, ae - ab));
+        // An argument is one token of text: a line break inside it is a space.
+        std::string a = collapse_ws(trim(inner.substr(ab, ae - ab)));
         if (a.empty()) {
           d.error(sp, at, "empty signature argument", s.name + "(x)");
           return;
