@@ -67,7 +67,7 @@ constexpr WordInfo kClasses[] = {
 
 constexpr WordInfo kOracles[] = {
     {"higher_precision", "P [with key = value, ...]",
-     "the op's own oracle evaluated in precision P (FP64), with the op's oracle options", ""},
+     "the op's own oracle in FP64 with the op's oracle options; for P narrower than FP64 each output rounded to P (P wider than the config's precision)", ""},
     {"alternate_stack", "IMPL", "another impl, run in its own worker on the same inputs, is the reference", ""},
     {"algebraic", "FAMILY.PROPERTY", "a property the outputs must satisfy (`kc list properties`); a name without a "
                                      "dot is a label for what the postcondition checks",

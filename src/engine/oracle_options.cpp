@@ -43,11 +43,10 @@ std::string unhonoured_reference(const Contract& c, const Op& op, std::string* w
   const Reference& r = c.reference;
   if (r.kind != Reference::Kind::kHigherPrecision) return {};
   const std::string name(op.name());
-  if (r.precision != DType::kF64) {
+  if (dtype_info(r.precision).exponent_bits == 0) {
     if (word) *word = std::string(dtype_name(r.precision));
-    return "reference higher_precision " + std::string(dtype_name(r.precision)) + ": " + name +
-           "'s oracle computes in FP64 or wider and rounds nothing to " + std::string(dtype_name(r.precision)) +
-           "; write higher_precision FP64 (with accumulator = FP32 where the op declares it)";
+    return "reference higher_precision " + std::string(dtype_name(r.precision)) +
+           ": an integer format is no reference precision; write higher_precision FP64 or FP32";
   }
   std::vector<std::string> keys;
   for (const OracleOption& o : op.oracle_options()) keys.push_back(o.key);

@@ -256,6 +256,31 @@ void note_alternates(CaseRun& c) {
   }
 }
 
+/// `reference higher_precision P` with P narrower than FP64: the oracle's
+/// answer (FP64 elementwise arithmetic, sums as its `with` options say) with
+/// every output rounded to P once, as a computation in P ends.
+std::function<Result<OracleResult>(const Call&)> rounded_to(std::function<Result<OracleResult>(const Call&)> ref,
+                                                             DType p) {
+  return [ref = std::move(ref), p](const Call& call) -> Result<OracleResult> {
+    Result<OracleResult> r = ref(call);
+    if (!r.ok()) return r;
+    for (auto& out : r->outputs)
+      for (double& v : out) v = round_to(v, p);
+    return r;
+  };
+}
+
+/// A reference precision P is higher than the config's only when P carries
+/// more significand bits; otherwise the clause does not say what to compare with.
+std::string reference_not_higher(const CaseRun& c, const Config& config) {
+  const Reference& r = c.contract.reference;
+  if (r.kind != Reference::Kind::kHigherPrecision || r.precision == DType::kF64) return {};
+  if (dtype_info(r.precision).mantissa_bits > dtype_info(config.dtype).mantissa_bits) return {};
+  return "reference higher_precision " + std::string(dtype_name(r.precision)) + " is not higher than the config's " +
+         std::string(dtype_name(config.dtype)) + " (" + config.to_string() +
+         "): the contract names no reference for it; write higher_precision FP64";
+}
+
 /// The sample's inputs (generated, or shared with the run's other impls),
 /// after the contract's shape predicates and the impl's can_implement; the
 /// worker is started before any oracle answer exists. kEndSample with the
@@ -327,6 +352,8 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
   };
   // `reference stable_algorithm NAME` / `spec NAME`: the named oracle (kc/oracles.h).
   if (auto named = named_reference(c, cache, inputs_key)) s->reference = std::move(named);
+  if (c.contract.reference.kind == Reference::Kind::kHigherPrecision && c.contract.reference.precision != DType::kF64)
+    s->reference = rounded_to(std::move(s->reference), c.contract.reference.precision);
   if (alternate) {
     // Shared like the oracle's: every impl of the run judged against this
     // reference impl on these inputs gets the answer it gave once.
@@ -419,6 +446,8 @@ Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
 
 /// Every sample of one config; kEndCase ends the case.
 Step run_config(CaseRun& c, const Judge& judge, const Config& config, ConfigRun& cr) {
+  if (const std::string why = reference_not_higher(c, config); !why.empty())
+    return Step::end_case(Verdict::kUnderSpecified, why);
   for (std::int64_t index = 0; index < c.plan.samples; ++index) {
     if (c.request.sample_index && *c.request.sample_index != index) continue;
     Sample s;

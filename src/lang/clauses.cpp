@@ -3,7 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "kc/lang.h"
 #include "lang/expr_internal.h"
@@ -1262,8 +1266,14 @@ void parse_measure(const Span& sp, Contract* c, Diags& d) {
     } else if (verb.empty() && trim(step).empty()) {
       // a trailing ';' — harmless
     } else {
+      // A misspelt verb still has its step's shape (`comput max ulp`, `pas if
+      // <= 1`); an English step that merely starts with a similar word
+      // ("compare against the reference") is prose.
       const std::string near = nearest_word(verb, {"compute", "observe", "pass"});
-      if (!near.empty()) {
+      std::istringstream words(sc.rest());
+      std::vector<std::string> args{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+      const bool step_shaped = args.size() <= 2 || (near == "pass" && args.front() == "if");
+      if (!near.empty() && step_shaped) {
         d.error(sp, s_at, "unknown protocol step '" + verb + "'", "compute, observe or pass if", near);
         return;
       }
@@ -1428,13 +1438,26 @@ void parse_clause(std::string_view keyword, const Span& body_in, Contract* c, Di
   else if (keyword == "violation") parse_violation(body, c, sub);
   const Diagnostic* first_error = nullptr;
   for (const Diagnostic& x : found) {
-    // An unknown word (op class, probe, signature, ...) is an error, not prose.
+    // A misspelt word (op class, probe, signature, ... close to a known one)
+    // is an error with the suggestion; any other gap makes the clause prose.
     if (x.severity != Diagnostic::Severity::kError || is_unknown_name(x)) d.add(x);
     if (x.severity == Diagnostic::Severity::kError && !first_error) first_error = &x;
   }
   if (first_error) {
     make_prose(keyword, *first_error, c, info);
-  } else if (!check_clause_names(keyword, body, *c, d)) {
+    return;
+  }
+  std::vector<Diagnostic> named;
+  Diags names(&named);
+  if (check_clause_names(keyword, body, *c, names)) return;
+  const Diagnostic* unlike_any = nullptr;  // a word near no known word: the clause is prose
+  for (const Diagnostic& x : named) {
+    if (x.severity != Diagnostic::Severity::kError || is_unknown_name(x)) d.add(x);
+    else if (!unlike_any) unlike_any = &x;
+  }
+  if (unlike_any) {
+    make_prose(keyword, *unlike_any, c, info);
+  } else {
     info->gap = "the " + std::string(keyword) + " clause names a word kc does not know";
     info->gap_loc = body.loc(0);
   }

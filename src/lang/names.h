@@ -14,9 +14,9 @@
 
 namespace kc::lang::detail {
 
-/// True for an "unknown <what> '<word>'" error: the clause parsers phrase
-/// every unknown-word error that way, and such an error is reported as an
-/// error even where a malformed clause would otherwise be kept as prose.
+/// True for an "unknown <what> '<word>'" error that has a nearest known word:
+/// a typo, reported as an error even where a malformed clause would otherwise
+/// be kept as prose. An unknown word near no known word makes the clause prose.
 bool is_unknown_name(const Diagnostic& d);
 
 /// Reports "unknown WHAT 'word'" at `at` with the known words and the nearest one.

@@ -80,9 +80,10 @@ std::string nearest_word(std::string_view word, const std::vector<std::string>& 
       best = cand;
     }
   }
-  // Close means: at most a third of the word's letters changed (and at least 1 allowed).
+  // Close means: at most a third of the word's letters changed (and at least 1
+  // allowed); a word that differs only in case is close too.
   const std::size_t limit = std::max<std::size_t>(1, (word.size() + 2) / 3);
-  if (best_d == 0 || best_d > limit) return {};
+  if (best_d > limit || best == word) return {};
   return best;
 }
 
@@ -206,7 +207,9 @@ bool check_violation(const Span& sp, const ViolationSpec& v, Diags& d) {
 }  // namespace
 
 bool is_unknown_name(const Diagnostic& d) {
-  return d.severity == Diagnostic::Severity::kError && d.message.rfind("unknown ", 0) == 0;
+  // Only a word close to a known one is taken for a typo; a word unlike every
+  // known one is the author writing prose, and the clause is kept as prose.
+  return d.severity == Diagnostic::Severity::kError && d.message.rfind("unknown ", 0) == 0 && !d.suggestion.empty();
 }
 
 void unknown_name(Diags& d, const Span& sp, std::size_t at, std::string_view what, const std::string& word,

@@ -13,6 +13,7 @@ namespace kc::ops::detail {
 
 inline constexpr char kAccumulatorKey[] = "accumulator";
 inline constexpr char kStabilizationKey[] = "softmax_stabilization";
+inline constexpr char kReductionOrderKey[] = "reduction_order";
 
 /// `accumulator = FP64 | FP32`: the precision of the oracle's running sums.
 inline OracleOption accumulator_option(const std::string& sums) {
@@ -30,6 +31,19 @@ inline OracleOption stabilization_option() {
           "max_subtraction (the default): exp(x - max x), which never overflows; none: the naive exp(x), "
           "evaluated in FP64 (FP32 under accumulator = FP32), so it overflows to inf and the row to NaN where a "
           "naive kernel's does"};
+}
+
+/// `reduction_order = row_major | sequential`: the order the oracle's sums
+/// take, which is the only one it has. Both values name it: one pass over the
+/// reduced axis from its first element to its last (for a row-major tensor,
+/// along the row), no blocking, no tree. Where the accumulator is FP64 the
+/// order hardly shows; under `accumulator = FP32` it fixes every rounding.
+inline OracleOption reduction_order_option(const std::string& sums) {
+  return {kReductionOrderKey,
+          {"row_major", "sequential"},
+          "the order the oracle adds " + sums +
+              " in: one pass in index order, first to last (row-major along the reduced axis), no blocking or "
+              "tree; both values name that order, the only one the oracle has"};
 }
 
 inline std::string option_value(const OracleOptions& o, const std::string& key, const std::string& fallback) {

@@ -149,7 +149,9 @@ class AttentionOp final : public Op {
   const std::vector<OracleOption>& oracle_options() const override {
     static const std::vector<OracleOption> table = {
         detail::stabilization_option(),
-        detail::accumulator_option("the scores q.k, the softmax sum and the weighted sum of v")};
+        detail::accumulator_option("the scores q.k, the softmax sum and the weighted sum of v"),
+        detail::reduction_order_option("each score's products, the softmax sum and the weighted sum of v (keys in "
+                                       "order)")};
     return table;
   }
 

@@ -183,6 +183,7 @@ class MatmulOp final : public Op {
   const std::vector<OracleOption>& oracle_options() const override {
     static const std::vector<OracleOption> table = {
         detail::accumulator_option("each dot product of A's row and B's column"),
+        detail::reduction_order_option("the products of each dot product (k = 0, 1, ..., K - 1)"),
         {"alpha_zero", {"AB_not_read"}, "alpha = 0: C = beta C, A and B are not read (reference BLAS)"},
         {"beta_zero", {"C_not_read"}, "beta = 0: C is overwritten and not read, so NaN in C does not propagate"},
     };

@@ -58,7 +58,8 @@ class SumOp final : public Op {
   }
 
   const std::vector<OracleOption>& oracle_options() const override {
-    static const std::vector<OracleOption> table = {detail::accumulator_option("the sum")};
+    static const std::vector<OracleOption> table = {detail::accumulator_option("the sum"),
+                                                    detail::reduction_order_option("the elements")};
     return table;
   }
 

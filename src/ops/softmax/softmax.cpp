@@ -97,7 +97,8 @@ class SoftmaxOp final : public Op {
 
   const std::vector<OracleOption>& oracle_options() const override {
     static const std::vector<OracleOption> table = {detail::stabilization_option(),
-                                                    detail::accumulator_option("the row sum of exponentials")};
+                                                    detail::accumulator_option("the row sum of exponentials"),
+                                                    detail::reduction_order_option("a row's exponentials")};
     return table;
   }
 

@@ -111,23 +111,68 @@ TEST(OracleOptions, TheOpsThatReadOptionsDeclareThem) {
     ASSERT_NE(o, nullptr) << op;
     EXPECT_NE(find_oracle_option(*o, key), nullptr) << op << " " << key;
   }
-  EXPECT_EQ(find_oracle_option(*builtin_ops().find("attention"), "reduction_order"), nullptr);
+  EXPECT_EQ(find_oracle_option(*builtin_ops().find("attention"), "summation"), nullptr);
 }
 
 TEST(OracleOptions, AnUndeclaredKeyIsUnderSpecifiedNeverJudged) {
-  const CaseResult r = judge_softmax("higher_precision FP64 with reduction_order = row_major");
+  const CaseResult r = judge_softmax("higher_precision FP64 with summation = pairwise");
   EXPECT_EQ(r.verdict, Verdict::kUnderSpecified) << r.reason;
-  EXPECT_NE(r.reason.find("reduction_order"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("summation"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("softmax_stabilization"), std::string::npos) << r.reason;  // the known keys
   const CaseResult v = judge_softmax("higher_precision FP64 with accumulator = FP16");
   EXPECT_EQ(v.verdict, Verdict::kUnderSpecified) << v.reason;
   EXPECT_NE(v.reason.find("FP64 | FP32"), std::string::npos) << v.reason;
 }
 
-TEST(OracleOptions, APrecisionOtherThanFp64IsUnderSpecified) {
+TEST(OracleOptions, ReductionOrderNamesTheOracleOwnOrder) {
+  // The oracle sums in index order: naming that order is judged, another is not.
+  const CaseResult r = judge_softmax("higher_precision FP64 with reduction_order = row_major");
+  EXPECT_EQ(r.verdict, Verdict::kConforming) << r.reason;
+  const CaseResult s = judge_sum("higher_precision FP64 with accumulator = FP32, reduction_order = sequential");
+  EXPECT_EQ(s.verdict, Verdict::kConforming) << s.reason;
+  const CaseResult t = judge_sum("higher_precision FP64 with accumulator = FP32, reduction_order = tree");
+  EXPECT_EQ(t.verdict, Verdict::kUnderSpecified) << t.reason;
+  EXPECT_NE(t.reason.find("row_major | sequential"), std::string::npos) << t.reason;
+}
+
+TEST(OracleOptions, AReferencePrecisionNoWiderThanTheConfigIsUnderSpecified) {
   const CaseResult r = judge_softmax("higher_precision FP32");
   EXPECT_EQ(r.verdict, Verdict::kUnderSpecified) << r.reason;
-  EXPECT_NE(r.reason.find("FP32"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("not higher than the config's FP32"), std::string::npos) << r.reason;
+}
+
+/// FP16 in, FP16 out; the sum runs in FP32 in index order and is rounded once.
+Status fp16_sum_fp32_acc(Call& call) {
+  const Tensor& x = call.t("x");
+  float acc = 0;
+  for (std::int64_t i = 0; i < x.numel(); ++i) acc += static_cast<float>(x.at(i * x.strides()[0]));
+  call.t("out").set(0, acc);
+  return ok_status();
+}
+
+TEST(OracleOptions, AnFp32ReferenceJudgesAnFp16Config) {
+  // Before FP32 references were executable this case was under_specified;
+  // now the oracle's FP32 in-order sum, rounded to FP32, is the reference and
+  // the FP16 result is within one FP16 ulp of it.
+  const Contract c = parse_one(R"(
+contract T-HALF {
+  scope      sum
+  pre        precision(x, out) in {FP16} and value_range(x) in [0, 1] and n in {4096}
+  post       output out satisfies elementwise_close(out, ref(out))
+  tolerance  ulp 1
+  reference  higher_precision FP32 with accumulator = FP32, reduction_order = sequential
+  measure    sample 2 random inputs per config; compute max ulp; pass if <= 1
+  violation  signature TOLERANCE_EXCEEDED
+})");
+  Fp32Impl impl("t.fp16_sum", "sum", fp16_sum_fp32_acc);
+  impl.decl_.dtypes = {DType::kF16};
+  const CaseResult r = run_case(c, "t.kc", impl, kTest, CheckRequest{});
+  EXPECT_EQ(r.verdict, Verdict::kConforming) << r.reason;
+  // The same contract with an FP16 reference precision names nothing higher.
+  Contract narrow = c;
+  narrow.reference.precision = DType::kF16;
+  const CaseResult n = run_case(narrow, "t.kc", impl, kTest, CheckRequest{});
+  EXPECT_EQ(n.verdict, Verdict::kUnderSpecified) << n.reason;
 }
 
 TEST(OracleOptions, StabilizationNoneOverflowsWhereMaxSubtractionDoesNot) {

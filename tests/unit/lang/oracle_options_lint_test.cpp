@@ -50,15 +50,16 @@ TEST(OracleOptionsLint, AnUndeclaredKeyIsDescriptiveAtTheKey) {
   std::vector<lang::LintFinding> f;
   const std::string ref =
       "higher_precision FP64 with softmax_stabilization = max_subtraction, accumulator = FP32, "
-      "reduction_order = row_major";
+      "summation = pairwise";
   const Contract c = linted("softmax", ref, &f);
   EXPECT_FALSE(c.executable());
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].clause, "reference");
   EXPECT_EQ(f[0].loc.line, 6);
-  EXPECT_EQ(f[0].loc.column, static_cast<int>(std::string("  reference  ").size() + ref.find("reduction_order") + 1));
-  EXPECT_NE(f[0].message.find("'reduction_order'"), std::string::npos) << f[0].message;
-  EXPECT_NE(f[0].message.find("known: softmax_stabilization, accumulator"), std::string::npos) << f[0].message;
+  EXPECT_EQ(f[0].loc.column, static_cast<int>(std::string("  reference  ").size() + ref.find("summation") + 1));
+  EXPECT_NE(f[0].message.find("'summation'"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("known: softmax_stabilization, accumulator, reduction_order"), std::string::npos)
+      << f[0].message;
 }
 
 TEST(OracleOptionsLint, AMisspelledKeyGetsTheNearest) {
@@ -86,12 +87,16 @@ TEST(OracleOptionsLint, AKeyOneScopedOpLacksIsDescriptive) {
   EXPECT_NE(f[0].message.find("sum's oracle"), std::string::npos) << f[0].message;
 }
 
-TEST(OracleOptionsLint, APrecisionOtherThanFp64IsDescriptive) {
+TEST(OracleOptionsLint, AnFp32ReferenceWithDeclaredOptionsIsExecutable) {
   std::vector<lang::LintFinding> f;
-  const Contract c = linted("softmax", "higher_precision FP32", &f);
-  EXPECT_FALSE(c.executable());
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_NE(f[0].message.find("FP32"), std::string::npos) << f[0].message;
+  const Contract c = linted("softmax",
+                            "higher_precision FP32 with softmax_stabilization = max_subtraction, accumulator = FP32, "
+                            "reduction_order = row_major",
+                            &f);
+  EXPECT_TRUE(c.executable());
+  EXPECT_TRUE(f.empty());
+  const Contract i = linted("softmax", "higher_precision I32", &f);
+  EXPECT_FALSE(i.executable());
 }
 
 TEST(OracleOptionsLint, DeclaredOptionsStayExecutable) {

@@ -171,6 +171,19 @@ TEST(Yaml, MultiLineTextSurvivesTheKcForm) {
   EXPECT_EQ(back.document.contracts.at(0).violation.text, text);
 }
 
+TEST(Yaml, ALineBreakInASignatureArgumentIsASpace) {
+  auto y = parse_yaml(
+      "contracts:\n  - id: C-1\n    violation:\n      signatures: [\"PRECISION_FINGERPRINT(fp16\\nacc)\"]\n",
+      "s.yaml");
+  ASSERT_FALSE(y.has_errors()) << y.diagnostics[0].render();
+  const auto& sigs = y.document.contracts.at(0).violation.signatures;
+  ASSERT_EQ(sigs.size(), 1u);
+  EXPECT_EQ(sigs[0].to_string(), "PRECISION_FINGERPRINT(fp16 acc)");
+  auto back = parse_kc(print_kc(y.document), "s.kc");
+  ASSERT_FALSE(back.has_errors()) << back.diagnostics[0].render();
+  EXPECT_EQ(back.document.contracts.at(0).content_hash(), y.document.contracts.at(0).content_hash());
+}
+
 TEST(Yaml, NamesAreCheckedAsInTheKcForm) {
   // What YAML accepts must print as .kc that parses: ids and names are one word.
   auto bad_id = parse_yaml("contracts:\n  - id: \"FA3-FP=\"\n", "i.yaml");
