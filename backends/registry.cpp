@@ -14,6 +14,7 @@
 #include "opencl/opencl_backend.h"
 #include "plugin/plugin_backend.h"
 #include "ref/ref_backend.h"
+#include "sleef/sleef_backend.h"
 #include "calibration/calibration_backend.h"
 
 namespace kc {
@@ -103,6 +104,7 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       backends::make_opencl_backend,
       backends::make_onednn_backend,
       backends::make_torch_backend,
+      backends::make_sleef_backend,
       [&options] { return backends::make_opencl_user_backend(options.opencl_sources); },
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };

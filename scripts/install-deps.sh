@@ -16,6 +16,8 @@ packages=(
   librapidcheck-dev                         # property-based checks (verification ladder L3)
   libseccomp-dev                            # the worker's system-call filter (docs/isolation.md)
   libmpfr-dev                               # correctly rounded spec oracles (reference spec IEEE754-2019)
+  libsleef-dev                              # sleef backend (vectorized libm, per ISA)
+  libhwy-dev                                # hwy backend (Highway contrib/math, per SIMD target)
 )
 
 missing=()

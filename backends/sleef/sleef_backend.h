@@ -1,0 +1,18 @@
+// kc — the sleef backend: SLEEF 3.5's single-precision elementwise functions
+// (exp, log, tanh, erf), one impl per function, accuracy class and ISA
+// variant (docs/backends/sleef.md).
+#pragma once
+
+#include <memory>
+
+#include "kc/backend.h"
+
+namespace kc::backends {
+
+/// Impls sleef.<fn>_<u10|u35>_<isa> for isa in {purec, purecfma, sse4, avx2,
+/// avx512f, fma4}. Unavailable, with the reason, when kc was built without
+/// SLEEF (Debian: libsleef-dev). An ISA this CPU lacks (cpuid) is listed and
+/// its cases are skipped with the reason; its code is never called.
+std::unique_ptr<Backend> make_sleef_backend();
+
+}  // namespace kc::backends
