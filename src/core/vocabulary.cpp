@@ -24,8 +24,21 @@ constexpr WordInfo kProbes[] = {
     {"mantissa", "(bits)",
      "values 1 + j 2^-bits (odd j <= 7, default bits = 13): exact in FP32, changed by any narrower format",
      "every op with float inputs"},
+    {"edge_values", "",
+     "every element from the function's edge table: +-0, +-inf, NaN, signed subnormals and format extremes, then "
+     "the function's hard ranges (exp: gradual underflow and the binade below overflow; log: subnormal inputs, x "
+     "near 1; tanh and erf: tiny |x| and saturation)",
+     "exp, log, tanh, erf (other elementwise ops: the special values and subnormals)"},
     {"offset", "(x0, ...)", "x0 added to every element (row r gets x0 number r mod k): large mean, small spread",
      "every op with float inputs"},
+    {"overflow_range", "(f)",
+     "|x_i| = u f max / sqrt(n), u in [0.5, 1] (default f = 0.5): every square overflows the format, the norm does "
+     "not",
+     "nrm2"},
+    {"underflow_range", "",
+     "|x_i| near 2^(ilogb(smallest subnormal) / 2 - 2): normal values whose squares round to 0 in the format, "
+     "a normal norm",
+     "nrm2"},
     {"oob", "(i, ...)", "index arrays mixing in-range and out-of-range values (-1, -bound, bound, bound + 10)",
      "indexing ops (gather, embedding, index_select, scatter_add)"},
 };
@@ -53,9 +66,12 @@ constexpr WordInfo kMetrics[] = {
 };
 
 constexpr WordInfo kObserve[] = {
-    {"propagation", "", "how injected NaN/Inf reach the output, judged against the declared nan policy", ""},
-    {"policy", "", "the behaviour the probe reveals, judged against the declared policy", ""},
-    {"policy_mismatches", "", "elements whose behaviour differs from the declared policy", ""},
+    {"propagation", "",
+     "how injected NaN/Inf reach the output: judged against the declared nan policy under post declared_policy nan, "
+     "else against the reference element by element",
+     "post declared_policy nan or elementwise_close"},
+    {"policy", "", "the behaviour the probe reveals, judged against the declared policy", "post declared_policy"},
+    {"policy_mismatches", "", "elements whose behaviour differs from the declared policy", "post declared_policy"},
 };
 
 constexpr WordInfo kClasses[] = {
@@ -94,6 +110,17 @@ constexpr WordInfo kDeclarationKeys[] = {
      "AB_NOT_READ|FORMULA"},
     {"beta_zero", "", "GEMM at beta = 0: C is not read (reference BLAS) or the formula is computed",
      "C_NOT_READ|FORMULA"},
+    {"scal_alpha_zero", "",
+     "scal at alpha = 0: the IEEE product (0 * NaN = NaN, reference BLAS 3.11) or zeros stored without reading x",
+     "MULTIPLY|ZERO_FILL"},
+    {"iamax_nan", "",
+     "which index iamax returns when x holds a NaN: reference isamax's |x_i| > max scan (a NaN at x_0 wins, a "
+     "later one never), the first NaN, or unspecified",
+     "GREATER_THAN|FIRST_NAN|UNSPECIFIED"},
+    {"nrm2_range", "",
+     "SAFE: nrm2 returns ||x|| without overflow or underflow wherever it is representable, +Inf for an infinite "
+     "element (reference snrm2.f90 3.10+)",
+     "SAFE"},
     {"reentrant", "", "false: the impl must not run concurrently with itself (the determinism sweep skips concurrency)",
      "true|false"},
 };

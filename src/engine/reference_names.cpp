@@ -146,6 +146,27 @@ std::vector<lang::Diagnostic> check_metric_units(const std::vector<Contract>& co
   std::map<std::string, std::vector<std::string>> cache;
   for (std::size_t i = 0; i < contracts.size(); ++i) {
     const Contract& c = contracts[i];
+    if (c.executable() && !c.measure.observe.empty() && !c.measure.aggregate) {
+      // `observe WORD`: the post clause decides what is judged; the word must name it.
+      const std::string& word = c.measure.observe;
+      const bool policy_post = c.post.kind == Postcondition::Kind::kDeclaredPolicy && c.post.policy != "determinism";
+      std::string why;
+      if ((word == "policy" || word == "policy_mismatches") && !policy_post)
+        why = "kc judges a declared policy only under `post declared_policy KEY in {...}`; under `post " +
+              c.post_info.text + "` it compares with the reference";
+      else if (word == "propagation" && !policy_post && c.post.kind != Postcondition::Kind::kElementwiseClose)
+        why = "propagation is judged under `post declared_policy nan in {...}` or an elementwise comparison, not "
+              "under `post " + c.post_info.text + "`";
+      if (!why.empty()) {
+        const std::string file = i < files.size() ? files[i] : c.measure_info.loc.file;
+        lang::Diagnostic d = at_name(c.measure_info.loc, word, lines_of(file, &cache));
+        d.severity = lang::Diagnostic::Severity::kWarning;
+        if (d.loc.file.empty()) d.loc.file = file;
+        d.message = "'observe " + word + "' is not what kc judges: " + why;
+        d.expected = "post declared_policy KEY in {...}";
+        out.push_back(std::move(d));
+      }
+    }
     if (!c.executable() || !c.measure.aggregate) continue;
     const std::string& metric = c.measure.aggregate->metric;
     const std::string file = i < files.size() ? files[i] : c.measure_info.loc.file;

@@ -181,6 +181,21 @@ TEST(LanguageCli, AMetricKcDoesNotMeasureAsWrittenFailsStrict) {
   EXPECT_EQ(kc("lint --strict " + fine).code, 0);
 }
 
+// `observe policy` names a policy judgement; under an elementwise post kc
+// compares with the reference instead: a warning, and --strict fails.
+TEST(LanguageCli, AnObservedWordThePostDoesNotJudgeFailsStrict) {
+  const std::string path = write_temp(
+      "observe.kc", contract_with("relu", "ulp 0", "higher_precision FP64", "inject nan at density 0.02; observe policy"));
+  KcRun plain = kc("lint " + path);
+  EXPECT_EQ(plain.code, 0) << plain.out;
+  EXPECT_NE(plain.out.find(":7:50: warning: 'observe policy' is not what kc judges"), std::string::npos) << plain.out;
+  EXPECT_EQ(kc("lint --strict " + path).code, 1);
+  const std::string propagation = write_temp(
+      "propagation.kc",
+      contract_with("relu", "ulp 0", "higher_precision FP64", "inject nan at density 0.02; observe propagation"));
+  EXPECT_EQ(kc("lint --strict " + propagation).code, 0) << kc("lint " + propagation).out;
+}
+
 // docs/language.md's tables are `kc list WHAT --format md`, verbatim: the
 // reference cannot drift from the tables the parser and engine use.
 // scripts/update-language-doc.sh regenerates them.
