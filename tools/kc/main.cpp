@@ -529,9 +529,12 @@ int cmd_lint(const Args& a) {
   }
   std::size_t executable = 0;
   for (const auto& c : loaded.contracts) executable += c.executable() ? 1 : 0;
+  std::size_t errors = 0;
+  for (const auto& d : loaded.diagnostics) errors += d.severity == kc::lang::Diagnostic::Severity::kError ? 1 : 0;
   std::cout << loaded.contracts.size() << " contracts: " << executable << " executable, "
             << loaded.contracts.size() - executable << " descriptive";
-  if (!loaded.diagnostics.empty()) std::cout << ", " << loaded.diagnostics.size() << " diagnostics";
+  if (errors > 0) std::cout << ", " << errors << " error(s): nothing runs until they are fixed";
+  if (loaded.diagnostics.size() > errors) std::cout << ", " << loaded.diagnostics.size() - errors << " warning(s)";
   std::cout << "\n";
   // --strict: a descriptive clause is judged under_specified, never enforced.
   if (a.strict && rc == kExitOk && executable < loaded.contracts.size()) {
