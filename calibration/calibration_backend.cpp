@@ -47,7 +47,9 @@ class CalibrationBackend : public Backend {
     add_train_impls(out);
     add_ladder_impls(out);
     add_blas_impls(out);
+    add_blas1_policy_impls(out);
     add_elementwise_impls(out);
+    add_elementwise_edge_impls(out);
     add_softmax_impls(out);
     return out;
   }

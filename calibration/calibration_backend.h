@@ -51,7 +51,9 @@ void add_transformer_impls(ImplList& out);  ///< transformer seeded bugs, FA3 re
 void add_train_impls(ImplList& out);        ///< training contracts, contracts/transformer (train.cpp)
 void add_ladder_impls(ImplList& out);       ///< verification-ladder seeded bugs (ladder.cpp)
 void add_blas_impls(ImplList& out);         ///< BLAS-level seeded bugs: GEMM rules, iamax, sum (blas.cpp)
+void add_blas1_policy_impls(ImplList& out); ///< level-1 rules: scal alpha = 0, iamax NaN, nrm2 range (blas1_policy.cpp)
 void add_elementwise_impls(ImplList& out);  ///< exp, tanh, gated activations, swiglu (elementwise.cpp)
+void add_elementwise_edge_impls(ImplList& out);  ///< elementwise exactness trios (elementwise_edge.cpp)
 void add_softmax_impls(ImplList& out);      ///< softmax / log_softmax seeded bugs (softmax.cpp)
 
 }  // namespace kc::calibration

@@ -9,8 +9,10 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "ops/class_ops_util.h"
 
@@ -52,6 +54,81 @@ long double sigmoid(long double x) {
   if (x >= 0) return 1.0L / (1.0L + std::exp(-x));
   const long double e = std::exp(x);
   return e / (1.0L + e);
+}
+
+/// `inject edge_values`: every element of x from the function's edge table
+/// in x's format (fmt): the values IEEE 754 and C99 Annex F fix (+-0, +-inf,
+/// NaN), the format's extremes (smallest subnormal, largest subnormal,
+/// smallest normal, largest finite, each signed), then random draws cycling
+/// over the regions where f's result is hardest to get right:
+///   exp   the gradual-underflow range [ln(min subnormal) - 0.35, ln(min
+///         normal)] (subnormal results, and the rounding to 0 or the smallest
+///         subnormal), the last binade below overflow [ln(max) - 1,
+///         ln(max) - 2^-10], past overflow (ln(max) + 0.01: the exact value 1%
+///         above max, so the correctly rounded result is +inf whatever the
+///         accuracy class), tiny |x| (exp(x) ~ 1 + x);
+///   log   subnormal inputs, x near 1 (log(x) ~ x - 1, cancellation), the whole
+///         positive range log-uniformly, negative x (NaN);
+///   tanh  tiny |x| (tanh(x) ~ x, down to the smallest normal) and the
+///         saturation range 7 <= |x| <= 12 (FP32 rounds tanh to 1 past ~9.01);
+///   erf   tiny |x| (erf(x) ~ 2x/sqrt(pi): subnormal inputs give subnormal
+///         results) and the saturation range 3 <= |x| <= 4.5 (FP32 rounds erf
+///         to 1 past ~3.92);
+///   every function: subnormal inputs of both signs, log-uniform over the
+///   subnormal range.
+/// The values between max and the overflow threshold of exp (where an impl
+/// within its documented bound of the exact value may return max where the
+/// correctly rounded value is +inf) are left out on purpose.
+void fill_edge_values(UnaryFn fn, Tensor& x, Rng& rng) {
+  const DTypeInfo& info = dtype_info(x.dtype());
+  const double inf = std::numeric_limits<double>::infinity();
+  const double tiny = std::ldexp(info.min_normal, -info.mantissa_bits);  // smallest subnormal
+  const double max_sub = info.min_normal - tiny;
+  std::vector<double> fixed = {0.0,  -0.0,     inf,  -inf, std::numeric_limits<double>::quiet_NaN(),
+                               tiny, -tiny,    max_sub, -max_sub, info.min_normal, -info.min_normal,
+                               1.0,  -1.0,     info.max_finite, -info.max_finite};
+  const double ln_tiny = std::log(tiny), ln_min = std::log(info.min_normal), ln_max = std::log(info.max_finite);
+  auto log_uniform = [&](double lo, double hi) { return std::exp(rng.uniform(std::log(lo), std::log(hi))); };
+  auto sign = [&](double v) { return rng.uniform() < 0.5 ? -v : v; };
+  std::vector<std::function<double()>> regions;
+  regions.push_back([&] { return sign(log_uniform(tiny, info.min_normal)); });  // subnormal inputs
+  switch (fn) {
+    case UnaryFn::kExp:
+      fixed.insert(fixed.end(), {ln_tiny, ln_tiny - 0.35, ln_min, ln_max - 0x1p-10, ln_max + 0.01, -1e30, 0x1p-30});
+      regions.push_back([&] { return rng.uniform(ln_tiny - 0.35, ln_min); });
+      regions.push_back([&] { return rng.uniform(ln_tiny - 0.35, ln_min); });
+      regions.push_back([&] { return rng.uniform(ln_max - 1, ln_max - 0x1p-10); });
+      regions.push_back([&] { return sign(log_uniform(info.min_normal, 0x1p-10)); });
+      break;
+    case UnaryFn::kLog:
+      fixed.insert(fixed.end(), {1.0 + std::ldexp(1.0, -info.mantissa_bits), 1.0 - std::ldexp(1.0, -info.mantissa_bits - 1),
+                                 2.0, 0.5, -tiny});
+      regions.push_back([&] { return log_uniform(tiny, info.min_normal); });
+      regions.push_back([&] { return 1.0 + rng.uniform(-0x1p-10, 0x1p-10); });
+      regions.push_back([&] { return log_uniform(tiny, info.max_finite); });
+      regions.push_back([&] { return -log_uniform(tiny, info.max_finite); });
+      break;
+    case UnaryFn::kTanh:
+      fixed.insert(fixed.end(), {0x1p-12, -0x1p-12, 9.0, -9.0, 20.0, -20.0});
+      regions.push_back([&] { return sign(log_uniform(info.min_normal, 0x1p-10)); });
+      regions.push_back([&] { return sign(rng.uniform(7.0, 12.0)); });
+      regions.push_back([&] { return rng.uniform(-5.0, 5.0); });
+      break;
+    case UnaryFn::kErf:
+      fixed.insert(fixed.end(), {0x1p-12, -0x1p-12, 3.9, -3.9, 10.0, -10.0});
+      regions.push_back([&] { return sign(log_uniform(info.min_normal, 0x1p-10)); });
+      regions.push_back([&] { return sign(rng.uniform(3.0, 4.5)); });
+      regions.push_back([&] { return rng.uniform(-3.0, 3.0); });
+      break;
+    default:
+      regions.push_back([&] { return rng.normal(0.0, 4.0); });
+      break;
+  }
+  const std::int64_t n = x.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    x.set(i, k < fixed.size() ? fixed[k] : regions[(k - fixed.size()) % regions.size()]());
+  }
 }
 
 class ElementwiseOp final : public Op {
@@ -108,6 +185,12 @@ class ElementwiseOp final : public Op {
   }
 
   double accumulation_length(const Call&) const override { return 1; }
+
+  Status apply_probe(Call& call, const Probe& probe, Rng& rng) const override {
+    if (probe.name != "edge_values") return Op::apply_probe(call, probe, rng);
+    fill_edge_values(fn_, call.t("x"), rng);
+    return ok_status();
+  }
 
   std::map<std::string, double> expr_vars(const Call& call) const override {
     const Tensor& x = call.t("x");
