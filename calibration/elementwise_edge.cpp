@@ -28,15 +28,18 @@
 namespace kc::calibration {
 namespace {
 
+/// Declares a documented bound over every input (ulp_domain = ALL), as a
+/// libm stating C99 special values does.
 Declaration with_bound(Declaration d, const char* ulp_bound) {
   d.extra["ulp_bound"] = ulp_bound;
+  d.extra["ulp_domain"] = "ALL";
   return d;
 }
 
 }  // namespace
 
 void add_elementwise_edge_impls(ImplList& out) {
-  // KC-ELEM-EDGE-1 (documented 1 ulp)
+  // KC-ELEM-EDGE-1 and -F1 (documented 1 ulp)
   add(out,
       with_bound(calib_decl("calib.exp_flush_underflow", "exp",
                             "seeded bug: expf with results below FLT_MIN flushed to +0 (a SIMD exp's clamp at "
@@ -45,6 +48,11 @@ void add_elementwise_edge_impls(ImplList& out) {
       [](Call& call) {
         return unary_kernel(call, [](float v) { return v < -87.33654475f ? 0.0f : std::exp(v); });
       });
+  add(out,
+      with_bound(calib_decl("calib.exp_fp64_u1", "exp",
+                            "good: exp in FP64 rounded once to FP32 (within 0.5 + 2^-29 ulp), declared 1 ulp"),
+                 "1"),
+      [](Call& call) { return unary_kernel(call, [](float v) { return static_cast<float>(std::exp(double{v})); }); });
   // KC-ELEM-EDGE-2 (documented 1.0001 ulp, SLEEF's tanhf_u10 class)
   add(out,
       with_bound(calib_decl("calib.tanh_one_minus", "tanh",
@@ -78,7 +86,7 @@ void add_elementwise_edge_impls(ImplList& out) {
                             "good: log in FP64 rounded once to FP32 (within 0.5 + 2^-29 ulp), declared 3.5 ulp"),
                  "3.5"),
       [](Call& call) { return unary_kernel(call, [](float v) { return static_cast<float>(std::log(double{v})); }); });
-  // KC-ELEM-EDGE-7 (documented 4 ulp, Highway's Log and Tanh)
+  // KC-ELEM-EDGE-7 and -F7 (documented 4 ulp, Highway's Log and Tanh)
   add(out,
       with_bound(calib_decl("calib.tanh_clamp5", "tanh",
                             "seeded bug: tanh saturating to +-1 from |x| = 5 (tanh(5) = 0.9999092), declared 4 ulp"),

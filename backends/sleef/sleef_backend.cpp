@@ -161,6 +161,7 @@ class SleefImpl final : public Impl {
     decl_.nan = NanPolicy::kIeeePropagate;      // "as specified in the C99 specification"
     decl_.denormal = DenormalPolicy::kIeee;     // no FTZ/DAZ stated or set
     decl_.extra["ulp_bound"] = fn.ulp_bound;
+    decl_.extra["ulp_domain"] = "ALL";  // no range restriction stated; C99 special values
     decl_.source = std::string("SLEEF 3.5 reference (sleef.org, libm page): ") + fn.doc +
                    "; 'treat the non-number arguments and return non-numbers as specified in the C99 "
                    "specification'; x86 page: the vector functions have the same accuracy specification";

@@ -29,6 +29,10 @@ constexpr WordInfo kProbes[] = {
      "the function's hard ranges (exp: gradual underflow and the binade below overflow; log: subnormal inputs, x "
      "near 1; tanh and erf: tiny |x| and saturation)",
      "exp, log, tanh, erf (other elementwise ops: the special values and subnormals)"},
+    {"finite_edge_values", "",
+     "edge_values without the inputs outside f's domain: no NaN or infinity, log only x > 0, exp only x <= "
+     "ln(max) + 0.01 (what a library documenting a valid range instead of special values covers)",
+     "exp, log, tanh, erf"},
     {"offset", "(x0, ...)", "x0 added to every element (row r gets x0 number r mod k): large mean, small spread",
      "every op with float inputs"},
     {"overflow_range", "(f)",
@@ -106,6 +110,10 @@ constexpr WordInfo kDeclarationKeys[] = {
                      "measured, not judged)",
      "UNDOCUMENTED"},
     {"ulp_bound", "", "the documented ulp accuracy of an elementwise function (a number, or UNDOCUMENTED)", ""},
+    {"ulp_domain", "",
+     "the inputs a documented ulp_bound covers: ALL (every input, special values as C99 Annex F states them) or "
+     "FINITE (the finite inputs of a documented valid range)",
+     "ALL|FINITE"},
     {"alpha_zero", "", "GEMM at alpha = 0: A and B are not read (reference BLAS) or the formula is computed",
      "AB_NOT_READ|FORMULA"},
     {"beta_zero", "", "GEMM at beta = 0: C is not read (reference BLAS) or the formula is computed",

@@ -79,7 +79,12 @@ long double sigmoid(long double x) {
 /// The values between max and the overflow threshold of exp (where an impl
 /// within its documented bound of the exact value may return max where the
 /// correctly rounded value is +inf) are left out on purpose.
-void fill_edge_values(UnaryFn fn, Tensor& x, Rng& rng) {
+/// `finite_edge_values` (finite = true) keeps only the finite inputs in f's
+/// domain of definition (log: x > 0) and, for exp, x <= ln(max) + 0.01: the
+/// inputs a library documenting a valid range rather than special values
+/// covers (Highway: exp on [-FLT_MAX, 104], log on (0, FLT_MAX], tanh on
+/// [-FLT_MAX, FLT_MAX]).
+void fill_edge_values(UnaryFn fn, Tensor& x, Rng& rng, bool finite) {
   const DTypeInfo& info = dtype_info(x.dtype());
   const double inf = std::numeric_limits<double>::infinity();
   const double tiny = std::ldexp(info.min_normal, -info.mantissa_bits);  // smallest subnormal
@@ -124,10 +129,27 @@ void fill_edge_values(UnaryFn fn, Tensor& x, Rng& rng) {
       regions.push_back([&] { return rng.normal(0.0, 4.0); });
       break;
   }
+  auto in_domain = [&](double v) {
+    if (!finite) return true;
+    if (!std::isfinite(v)) return false;
+    if (fn == UnaryFn::kLog) return v > 0;
+    if (fn == UnaryFn::kExp) return v <= ln_max + 0.01;
+    return true;
+  };
+  std::erase_if(fixed, [&](double v) { return !in_domain(v); });
   const std::int64_t n = x.numel();
   for (std::int64_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    x.set(i, k < fixed.size() ? fixed[k] : regions[(k - fixed.size()) % regions.size()]());
+    double v = 0;
+    if (k < fixed.size()) {
+      v = fixed[k];
+    } else {
+      // Regions with no point in the domain (log's negative x) are redrawn
+      // from the next region.
+      for (std::size_t r = (k - fixed.size()) % regions.size();; r = (r + 1) % regions.size())
+        if (in_domain(v = regions[r]())) break;
+    }
+    x.set(i, v);
   }
 }
 
@@ -187,8 +209,8 @@ class ElementwiseOp final : public Op {
   double accumulation_length(const Call&) const override { return 1; }
 
   Status apply_probe(Call& call, const Probe& probe, Rng& rng) const override {
-    if (probe.name != "edge_values") return Op::apply_probe(call, probe, rng);
-    fill_edge_values(fn_, call.t("x"), rng);
+    if (probe.name != "edge_values" && probe.name != "finite_edge_values") return Op::apply_probe(call, probe, rng);
+    fill_edge_values(fn_, call.t("x"), rng, probe.name == "finite_edge_values");
     return ok_status();
   }
 
