@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "blas_library.h"
@@ -29,15 +30,17 @@ Result<FortranInt> to_fortran_int(std::int64_t v, const char* what) {
   return static_cast<FortranInt>(v);
 }
 
-Status check_f32(const Call& call, const char* name) {
+Status check_dtype(const Call& call, const char* name, DType want) {
   if (!call.has(name)) return invalid_argument(std::string("call has no tensor '") + name + "'");
-  if (call.t(name).dtype() != DType::kF32) {
+  if (call.t(name).dtype() != want) {
     return unimplemented(std::string("tensor ") + name + " is " +
-                         std::string(dtype_name(call.t(name).dtype())) +
-                         ", BLAS s-routines take FP32");
+                         std::string(dtype_name(call.t(name).dtype())) + ", this routine takes " +
+                         std::string(dtype_name(want)));
   }
   return ok_status();
 }
+
+Status check_f32(const Call& call, const char* name) { return check_dtype(call, name, DType::kF32); }
 
 /// A row-major matrix operand as the column-major BLAS sees it.
 struct MatrixArg {
@@ -145,46 +148,89 @@ Status run_sgemm(const BlasLibrary& lib, Call& call) {
   return ok_status();
 }
 
-Status run_sdot(const BlasLibrary& lib, Call& call) {
-  for (const char* n : {"x", "y"}) KC_RETURN_IF_ERROR(check_f32(call, n));
-  KC_RETURN_IF_ERROR(check_scalar_out(call, "out", DType::kF32));
+// --- Level 1, single and double precision. The routines share one shape per
+// op; T picks the s- or d-routine. The s entry points were resolved when the
+// library was adopted; the d ones are looked up on the same handle (a private
+// core-type copy included) when first called.
+
+template <typename T>
+constexpr DType kDTypeOf = std::is_same_v<T, float> ? DType::kF32 : DType::kF64;
+
+template <typename T>
+using DotFn = T (*)(const FortranInt*, const T*, const FortranInt*, const T*, const FortranInt*);
+template <typename T>
+using VecToScalarFn = T (*)(const FortranInt*, const T*, const FortranInt*);
+template <typename T>
+using ScalFn = void (*)(const FortranInt*, const T*, T*, const FortranInt*);
+template <typename T>
+using IamaxFn = FortranInt (*)(const FortranInt*, const T*, const FortranInt*);
+
+/// The Fortran entry point `s<name>_` or `d<name>_` (`is<name>_`/`id<name>_`
+/// for iamax) of this library handle.
+template <typename Fn>
+Result<Fn> entry(const BlasLibrary& lib, const std::string& symbol) {
+  void* p = lib.symbol(symbol.c_str());
+  if (!p) return unimplemented(lib.spec().name + " exports no " + symbol);
+  return reinterpret_cast<Fn>(p);
+}
+
+template <typename T>
+std::string routine_name(const char* stem) {
+  return std::string(std::is_same_v<T, float> ? "s" : "d") + stem + "_";
+}
+
+template <typename T>
+Status run_dot(const BlasLibrary& lib, Call& call) {
+  for (const char* n : {"x", "y"}) KC_RETURN_IF_ERROR(check_dtype(call, n, kDTypeOf<T>));
+  KC_RETURN_IF_ERROR(check_scalar_out(call, "out", kDTypeOf<T>));
   KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
   KC_ASSIGN_OR_RETURN(VectorArg y, vector_arg(call.t("y"), "y"));
   if (x.n != y.n) return invalid_argument("x and y differ in length");
-  call.t("out").data<float>()[0] =
-      lib.sdot(&x.n, call.t("x").data<float>(), &x.inc, call.t("y").data<float>(), &y.inc);
+  KC_ASSIGN_OR_RETURN(DotFn<T> fn, entry<DotFn<T>>(lib, routine_name<T>("dot")));
+  call.t("out").data<T>()[0] = fn(&x.n, call.t("x").data<T>(), &x.inc, call.t("y").data<T>(), &y.inc);
   return ok_status();
 }
 
-// sasum and snrm2 share a signature: x -> out.
-template <auto Member>
+// asum and nrm2 share a signature: x -> out.
+template <typename T, const char* Stem>
 Status run_reduction(const BlasLibrary& lib, Call& call) {
-  KC_RETURN_IF_ERROR(check_f32(call, "x"));
-  KC_RETURN_IF_ERROR(check_scalar_out(call, "out", DType::kF32));
+  KC_RETURN_IF_ERROR(check_dtype(call, "x", kDTypeOf<T>));
+  KC_RETURN_IF_ERROR(check_scalar_out(call, "out", kDTypeOf<T>));
   KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
-  call.t("out").data<float>()[0] = (lib.*Member)(&x.n, call.t("x").data<float>(), &x.inc);
+  KC_ASSIGN_OR_RETURN(VecToScalarFn<T> fn, entry<VecToScalarFn<T>>(lib, routine_name<T>(Stem)));
+  call.t("out").data<T>()[0] = fn(&x.n, call.t("x").data<T>(), &x.inc);
   return ok_status();
 }
 
-Status run_sscal(const BlasLibrary& lib, Call& call) {
-  KC_RETURN_IF_ERROR(check_f32(call, "x"));
+// alpha is a scalar of the routine's precision (sscal's REAL SA, dscal's
+// DOUBLE PRECISION DA), passed through unchanged: 0, -1, 1 and NaN included.
+template <typename T>
+Status run_scal(const BlasLibrary& lib, Call& call) {
+  KC_RETURN_IF_ERROR(check_dtype(call, "x", kDTypeOf<T>));
   KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
-  const float alpha = static_cast<float>(call.get_double("alpha", 1.0));
-  lib.sscal(&x.n, &alpha, call.t("x").data<float>(), &x.inc);
+  const T alpha = static_cast<T>(call.get_double("alpha", 1.0));
+  KC_ASSIGN_OR_RETURN(ScalFn<T> fn, entry<ScalFn<T>>(lib, routine_name<T>("scal")));
+  fn(&x.n, &alpha, call.t("x").data<T>(), &x.inc);
   return ok_status();
 }
 
-// isamax returns a 1-based index, and 0 when n < 1 (isamax.f: "ISAMAX = 0;
+// i?amax returns a 1-based index, and 0 when n < 1 (isamax.f: "ISAMAX = 0;
 // IF (N.LT.1 .OR. INCX.LE.0) RETURN"). kc indices are 0-based, so n = 0 gives
 // -1: "no element", not a valid index.
-Status run_isamax(const BlasLibrary& lib, Call& call) {
-  KC_RETURN_IF_ERROR(check_f32(call, "x"));
+template <typename T>
+Status run_iamax(const BlasLibrary& lib, Call& call) {
+  KC_RETURN_IF_ERROR(check_dtype(call, "x", kDTypeOf<T>));
   KC_RETURN_IF_ERROR(check_scalar_out(call, "out", DType::kI64));
   KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
-  const FortranInt one_based = lib.isamax(&x.n, call.t("x").data<float>(), &x.inc);
+  const std::string name = std::string("i") + (std::is_same_v<T, float> ? "s" : "d") + "amax_";
+  KC_ASSIGN_OR_RETURN(IamaxFn<T> fn, entry<IamaxFn<T>>(lib, name));
+  const FortranInt one_based = fn(&x.n, call.t("x").data<T>(), &x.inc);
   call.t("out").data<std::int64_t>()[0] = static_cast<std::int64_t>(one_based) - 1;
   return ok_status();
 }
+
+constexpr char kAsumStem[] = "asum";
+constexpr char kNrm2Stem[] = "nrm2";
 
 using RunFn = Status (*)(const BlasLibrary&, Call&);
 
@@ -195,6 +241,7 @@ struct Routine {
   RunFn run;
   bool accumulates;  ///< has a sum whose precision to declare (scal and iamax do not)
   const char* description;
+  DType dtype = DType::kF32;  ///< s-routines FP32, d-routines FP64
 };
 
 /// sgemm's argument rules, the same for the three libraries: kc calls the
@@ -215,13 +262,72 @@ void declare_gemm_rules(Declaration& d) {
   d.source += "; netlib sgemm.f arguments ALPHA, BETA (Reference-LAPACK PR #1098 for ALPHA)";
 }
 
+/// The level-1 rules the libraries differ on, declared per library with the
+/// document each is taken from; the contracts that judge them
+/// (contracts/blas/KC-SCAL-02/03, KC-IAMAX-02/03, KC-NRM2-01..03) apply to the
+/// impls that declare the rule.
+///
+/// scal_alpha_zero: what x := alpha x does at alpha = 0 with NaN or Inf in x.
+///   MULTIPLY: the IEEE product, 0 * NaN = NaN and 0 * Inf = NaN. netlib
+///   sscal.f/dscal.f 3.11 have no alpha = 0 branch: `SX(I) = SA*SX(I)`.
+///   ZERO_FILL: zeros are stored and x is not read. OpenBLAS 0.3.21's x86_64
+///   kernels branch on alpha = 0 and store zeros (kernel/x86_64 scal kernels;
+///   OpenBLAS documents no rule: taken from the source and observed here;
+///   OpenMathLib/OpenBLAS#4728 and PR #4729/#4807 later made the BLAS
+///   interface propagate, 0.3.28). BLIS 0.9.0's compatibility layer calls
+///   bli_?scalv, which sets x to zero when alpha is zero (observed; the
+///   BLISTypedAPI.md entry for scalv gives only x := alpha x). Every rule gives
+///   the IEEE product for alpha != 0, NaN alpha included.
+/// iamax_nan: which index i?amax returns when x holds a NaN.
+///   GREATER_THAN: netlib isamax.f/idamax.f 3.11, `IF (ABS(SX(I)).GT.SMAX)`
+///   from SMAX = |x_1|: a NaN at x_1 is returned, a later NaN never.
+///   FIRST_NAN: the first NaN wherever it is; BLIS since flame/blis PR #382
+///   ("the first NaN if one is encountered"), observed with 0.9.0. (BLIS
+///   0.9.0's own BLISTypedAPI.md, amaxv, still says a NaN is treated as smaller
+///   than any value: docs/findings.md.)
+///   UNSPECIFIED: OpenBLAS; its maintainers call the result with a NaN
+///   undefined (OpenMathLib/OpenBLAS#624), and PR #4191 (first NaN) is open.
+///   No contract judges it.
+/// nrm2_range: SAFE for all three: the reference snrm2.f90/dnrm2.f90 (3.10+,
+///   Anderson's safe scaling, ACM TOMS Algorithm 978) return ||x|| without
+///   overflow or underflow wherever ||x|| is representable, and +Inf when an
+///   element is infinite and none is NaN; OpenBLAS and BLIS implement that
+///   Fortran interface (BLIS: "the BLAS compatibility layer, which mimics
+///   conventional Fortran-77 BLAS", BLISTypedAPI.md).
+void declare_level1_rules(Declaration& d, BlasFlavor flavor) {
+  if (d.op == "scal") {
+    d.extra["scal_alpha_zero"] = flavor == BlasFlavor::kNetlib ? "MULTIPLY" : "ZERO_FILL";
+    d.source += flavor == BlasFlavor::kNetlib
+                    ? "; scal_alpha_zero: netlib sscal.f/dscal.f 3.11 (SX(I) = SA*SX(I), no alpha = 0 branch)"
+                : flavor == BlasFlavor::kOpenBlas
+                    ? "; scal_alpha_zero: OpenBLAS 0.3.21 x86_64 scal kernels store zeros at alpha = 0 (source, "
+                      "observed; changed by OpenMathLib/OpenBLAS#4728, PR #4729, in 0.3.28)"
+                    : "; scal_alpha_zero: BLIS 0.9.0 bli_?scalv sets x to 0 at alpha = 0 (observed)";
+  } else if (d.op == "iamax") {
+    d.extra["iamax_nan"] = flavor == BlasFlavor::kNetlib  ? "GREATER_THAN"
+                           : flavor == BlasFlavor::kBlis ? "FIRST_NAN"
+                                                         : "UNSPECIFIED";
+    d.source += flavor == BlasFlavor::kNetlib ? "; iamax_nan: netlib isamax.f/idamax.f 3.11 (ABS(SX(I)).GT.SMAX)"
+                : flavor == BlasFlavor::kBlis ? "; iamax_nan: flame/blis PR #382 (first NaN), observed with 0.9.0"
+                                              : "; iamax_nan: unspecified (OpenMathLib/OpenBLAS#624; PR #4191 open)";
+  } else if (d.op == "nrm2") {
+    d.extra["nrm2_range"] = "SAFE";
+    d.source += "; nrm2_range: netlib snrm2.f90/dnrm2.f90 3.10+ (safe scaling, ACM TOMS Algorithm 978)";
+  }
+}
+
 constexpr Routine kRoutines[] = {
     {"sgemm", "matmul", &run_sgemm, true, "C = alpha op(A) op(B) + beta C (row-major via C^T)"},
-    {"sdot", "dot", &run_sdot, true, "x . y"},
-    {"sasum", "asum", &run_reduction<&BlasLibrary::sasum>, true, "sum |x_i|"},
-    {"snrm2", "nrm2", &run_reduction<&BlasLibrary::snrm2>, true, "sqrt(sum x_i^2), scaled"},
-    {"sscal", "scal", &run_sscal, false, "x = alpha x"},
-    {"isamax", "iamax", &run_isamax, false, "first index of max |x_i| (0-based)"},
+    {"sdot", "dot", &run_dot<float>, true, "x . y"},
+    {"sasum", "asum", &run_reduction<float, kAsumStem>, true, "sum |x_i|"},
+    {"snrm2", "nrm2", &run_reduction<float, kNrm2Stem>, true, "sqrt(sum x_i^2), scaled"},
+    {"sscal", "scal", &run_scal<float>, false, "x = alpha x"},
+    {"isamax", "iamax", &run_iamax<float>, false, "first index of max |x_i| (0-based)"},
+    {"ddot", "dot", &run_dot<double>, true, "x . y (FP64)", DType::kF64},
+    {"dasum", "asum", &run_reduction<double, kAsumStem>, true, "sum |x_i| (FP64)", DType::kF64},
+    {"dnrm2", "nrm2", &run_reduction<double, kNrm2Stem>, true, "sqrt(sum x_i^2), scaled (FP64)", DType::kF64},
+    {"dscal", "scal", &run_scal<double>, false, "x = alpha x (FP64)", DType::kF64},
+    {"idamax", "iamax", &run_iamax<double>, false, "first index of max |x_i| (0-based, FP64)", DType::kF64},
 };
 
 class BlasImpl final : public Impl {
@@ -234,10 +340,12 @@ class BlasImpl final : public Impl {
     if (threads_ > 0) decl_.name += "_t" + std::to_string(threads_);
     decl_.op = routine.op;
     decl_.backend = spec.name;
-    decl_.dtypes = {DType::kF32};
-    // FP32 accumulator: REAL temporaries in the reference routines; single
-    // precision SIMD accumulators in OpenBLAS and BLIS kernels.
-    if (routine.accumulates) decl_.accumulator = DType::kF32;
+    decl_.dtypes = {routine.dtype};
+    // Accumulator of the routine's precision: REAL (DOUBLE PRECISION)
+    // temporaries in the reference routines; SIMD accumulators of the data
+    // type in OpenBLAS and BLIS kernels. (OpenBLAS's x86_64 snrm2 sums in
+    // double and dnrm2 in x87 extended precision: more, never less.)
+    if (routine.accumulates) decl_.accumulator = routine.dtype;
     decl_.determinism = spec.determinism;
     decl_.nan = NanPolicy::kIeeePropagate;
     decl_.denormal = DenormalPolicy::kIeee;
@@ -249,6 +357,7 @@ class BlasImpl final : public Impl {
       if (threads_ == 1) decl_.determinism = Determinism::kBitwise;
     }
     declare_gemm_rules(decl_);
+    declare_level1_rules(decl_, spec.flavor);
   }
 
   const Declaration& declaration() const override { return decl_; }
@@ -368,6 +477,7 @@ class CoreTypeImpl final : public Impl {
                         ct.isa + ")";
     decl_.extra["coretype"] = ct.coretype;
     declare_gemm_rules(decl_);
+    declare_level1_rules(decl_, spec.flavor);
   }
 
   const Declaration& declaration() const override { return decl_; }

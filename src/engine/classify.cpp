@@ -129,6 +129,10 @@ bool detect_flush(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes
 bool detect_saturation(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
   for (DType t : {DType::kF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
     const double cap = dtype_info(t).max_finite;
+    // Inputs beyond the cap could not have passed through that format: an
+    // infinite output then says nothing about it (an FP32 sum of squares of
+    // 1e37-sized entries overflows FP32 itself).
+    if (obs.input_max_abs > cap) continue;
     std::size_t beyond = 0, capped = 0;
     for (std::size_t i = 0; i < f.n; ++i) {
       const double r = obs.ref[i], g = obs.got[i];
@@ -153,13 +157,45 @@ bool detect_saturation(const Observation& obs, const ValueFacts& f, Sigs* sigs, 
 bool detect_constant(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
   if (f.n < 2 || std::isnan(obs.got[0])) return false;
   bool got_const = true, ref_const = true;
+  // The constant must be wrong where the reference is a number: a constant
+  // that fails only where the reference is NaN or Inf (zeros stored for
+  // 0 * NaN) is a swallowed NaN, named below.
+  auto allowed = [&](std::size_t i) { return i < obs.allowed.size() ? obs.allowed[i] : 0.0; };
+  bool wrong_where_finite = std::isfinite(obs.ref[0]) && failing(obs.got[0], obs.ref[0], allowed(0));
   for (std::size_t i = 1; i < f.n; ++i) {
     got_const = got_const && std::memcmp(&obs.got[i], &obs.got[0], sizeof(double)) == 0;
-    ref_const = ref_const && obs.ref[i] == obs.ref[0];
+    // An all-NaN reference is constant too (NaN != NaN).
+    ref_const = ref_const && (obs.ref[i] == obs.ref[0] || (std::isnan(obs.ref[i]) && std::isnan(obs.ref[0])));
+    wrong_where_finite =
+        wrong_where_finite || (std::isfinite(obs.ref[i]) && failing(obs.got[i], obs.ref[i], allowed(i)));
   }
-  if (!got_const || ref_const) return false;
+  if (!got_const || ref_const || !wrong_where_finite) return false;
   sigs->push_back({sig::kConstantOutput, {fmt_g(obs.got[0])}});
   notes->push_back("every element of '" + obs.output + "' equals " + fmt_g(obs.got[0]) + " while the reference varies");
+  return true;
+}
+
+/// Underflow of intermediates: finite, nonzero inputs so small that any
+/// product of two of them is below the output format's smallest normal number
+/// (max|x|^2 < min_normal), a reference that is a normal number, and outputs
+/// that are zero or subnormal there. A sum of squares of such entries is 0 in
+/// the format; a scaled algorithm (nrm2's) keeps them.
+bool detect_underflow(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
+  if (!obs.inputs_finite || !dtype_info(obs.dtype).is_float) return false;
+  const double min_normal = dtype_info(obs.dtype).min_normal;
+  if (!(obs.input_max_abs > 0) || obs.input_max_abs * obs.input_max_abs >= min_normal) return false;
+  std::size_t lost = 0;
+  for (std::size_t i = 0; i < f.n; ++i) {
+    const double r = round_to(obs.ref[i], obs.dtype);
+    if (!std::isfinite(r) || std::fabs(r) < min_normal) continue;
+    const double allowed = i < obs.allowed.size() ? obs.allowed[i] : 0;
+    lost += std::fabs(obs.got[i]) < min_normal && failing(obs.got[i], obs.ref[i], allowed);
+  }
+  if (lost == 0 || lost * 2 < f.fails) return false;
+  sigs->push_back({sig::kUnderflowToZero, {std::to_string(lost)}});
+  notes->push_back(std::to_string(lost) + " outputs are zero or subnormal where the reference is a normal number; the "
+                   "inputs reach only |x| = " + fmt_g(obs.input_max_abs) + ", so their products underflow " +
+                   std::string(dtype_info(obs.dtype).name) + ": an unscaled intermediate underflowed");
   return true;
 }
 
@@ -235,8 +271,9 @@ void classify_values(const Observation& obs, std::vector<Signature>* sigs, std::
   if (facts.n == 0) return;
   // In order; the first detector that names its pattern ends the search.
   using Detector = bool (*)(const Observation&, const ValueFacts&, Sigs*, Notes*);
-  static constexpr Detector kDetectors[] = {detect_unwritten, detect_flush,        detect_saturation, detect_constant,
-                                            detect_overflow,  detect_cancellation, detect_nan_inf};
+  static constexpr Detector kDetectors[] = {detect_unwritten, detect_flush,        detect_saturation,
+                                            detect_constant,  detect_overflow,     detect_underflow,
+                                            detect_cancellation, detect_nan_inf};
   for (Detector detect : kDetectors)
     if (detect(obs, facts, sigs, notes)) return;
 }

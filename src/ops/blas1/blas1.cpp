@@ -46,9 +46,16 @@ double scaled_norm2(const std::vector<double>& x) {
 /// Reference BLAS isamax/idamax on logical values, 0-based: the first index of
 /// the largest |x_i|, found by `if (|x_i| > dmax)` from dmax = |x_0|. So a NaN
 /// at x_0 wins (nothing compares greater than NaN) and a NaN elsewhere is never
-/// chosen; n < 1 gives -1 (isamax's 0).
-double reference_iamax(const std::vector<double>& x) {
+/// chosen; an infinity is larger than every finite value. n < 1 gives -1
+/// (isamax's 0). With `first_nan` the index of the first NaN wins wherever it
+/// is, and without a NaN the rule above applies (BLIS's amaxv, flame/blis PR
+/// #382; the rule Reference-LAPACK gave icamax/izamax).
+double reference_iamax(const std::vector<double>& x, bool first_nan) {
   if (x.empty()) return -1;
+  if (first_nan) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (std::isnan(x[i])) return static_cast<double>(i);
+  }
   std::size_t best = 0;
   double dmax = std::fabs(x[0]);
   for (std::size_t i = 1; i < x.size(); ++i) {
@@ -58,6 +65,18 @@ double reference_iamax(const std::vector<double>& x) {
     }
   }
   return static_cast<double>(best);
+}
+
+// The `with` options: what scal does at alpha = 0 and which index iamax gives
+// when x holds a NaN. The BLAS libraries differ on both (docs/backends/blas.md);
+// each impl declares its rule (scal_alpha_zero, iamax_nan) and the contract
+// that judges it names the same rule here.
+constexpr char kAlphaZeroKey[] = "alpha_zero";
+constexpr char kIamaxNanKey[] = "iamax_nan";
+
+std::string option_of(const OracleOptions& o, const char* key, const char* fallback) {
+  auto it = o.with.find(key);
+  return it == o.with.end() ? fallback : it->second;
 }
 
 class Blas1Op final : public Op {
@@ -183,11 +202,48 @@ class Blas1Op final : public Op {
       }
       return ok_status();
     }
+    if (probe.name == "overflow_range" || probe.name == "underflow_range") {
+      if (kind_ != Blas1Kind::kNrm2)
+        return invalid_argument("probe '" + probe.name + "' applies to nrm2 (its squares leave the format), not " +
+                                call.op);
+      return apply_range_probe(call, probe, rng, targets);
+    }
     return detail::apply_generic_probe(call, probe, rng, targets, accumulation_length(call));
   }
 
+  // overflow_range(f): |x_i| = u_i f max / sqrt(n), u_i in [0.5, 1], random
+  // signs (default f = 0.5): ||x|| <= f max is representable while every
+  // square x_i^2 >= (f max)^2 / (4 n) overflows the format. underflow_range:
+  // |x_i| in [2^(e-1), 2^e] with e = ilogb(smallest subnormal) / 2 - 2 (2^-76
+  // in FP32, 2^-539 in FP64): normal numbers whose squares are below half the
+  // smallest subnormal, so a sum of squares in the format is 0 while ||x|| is
+  // a normal number. A scaled nrm2 (Blue's algorithm, reference snrm2.f90
+  // since 3.10) returns ||x|| to rounding error on both.
+  Status apply_range_probe(Call& call, const Probe& probe, Rng& rng, const std::vector<std::string>& targets) const {
+    for (const std::string& name : targets) {
+      if (!call.has(name)) return invalid_argument("probe target '" + name + "' is not a tensor of " + call.op);
+      Tensor& t = call.t(name);
+      const DTypeInfo& info = dtype_info(t.dtype());
+      const double n = static_cast<double>(std::max<std::int64_t>(1, t.numel()));
+      double scale = 0;
+      if (probe.name == "overflow_range") {
+        const double f = probe.args.empty() ? 0.5 : probe.args[0];
+        if (!(f > 0 && f <= 1)) return invalid_argument("overflow_range(f) takes 0 < f <= 1");
+        scale = f * info.max_finite / std::sqrt(n);
+      } else {
+        const double min_sub = std::ldexp(info.min_normal, -info.mantissa_bits);
+        scale = std::ldexp(1.0, std::ilogb(min_sub) / 2 - 2);
+      }
+      for (std::int64_t j = 0; j < t.numel(); ++j) {
+        const double s = rng.uniform() < 0.5 ? -1.0 : 1.0;
+        t.set(j, s * scale * rng.uniform(0.5, 1.0));
+      }
+    }
+    return ok_status();
+  }
+
   // ---- oracle
-  Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
+  Result<OracleResult> oracle(const Call& call, const OracleOptions& options) const override {
     const std::vector<double> x = call.t("x").to_doubles();
     OracleResult r;
     long double acc = 0;
@@ -208,18 +264,44 @@ class Blas1Op final : public Op {
       case Blas1Kind::kScal: {
         // alpha is a scalar of the call's precision (sscal's REAL SA).
         const double alpha = round_to(call.get_double("alpha", 1.5), call.config.dtype);
+        // zero_fill: alpha = 0 stores zeros and never reads x (NaN and Inf in x
+        // give 0); multiply, the default, is the IEEE product (0 * NaN = NaN,
+        // 0 * Inf = NaN), what reference sscal.f 3.11 computes.
+        const bool zero_fill = option_of(options, kAlphaZeroKey, "multiply") == "zero_fill" && alpha == 0;
         std::vector<double> out(x.size());
-        for (std::size_t i = 0; i < x.size(); ++i) out[i] = alpha * x[i];  // exact product, one rounding
+        // alpha * x_i in double is exact for FP32 operands (48 significant
+        // bits) and the correctly rounded product for FP64 ones: either way one
+        // rounding into the output format, which ulp 0 demands.
+        for (std::size_t i = 0; i < x.size(); ++i) out[i] = zero_fill ? 0.0 : alpha * x[i];
         r.outputs.push_back(std::move(out));
         r.output_names = {"x"};
         return r;
       }
       case Blas1Kind::kIamax:
-        r.outputs.push_back({reference_iamax(x)});
+        r.outputs.push_back({reference_iamax(x, option_of(options, kIamaxNanKey, "greater_than") == "first_nan")});
         break;
     }
     r.output_names = {"out"};
     return r;
+  }
+
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> scal = {
+        {kAlphaZeroKey,
+         {"multiply", "zero_fill"},
+         "alpha = 0: multiply (the default) forms the IEEE product alpha * x_i, so NaN and Inf in x give NaN "
+         "(reference sscal.f/dscal.f 3.11); zero_fill stores 0 without reading x"},
+    };
+    static const std::vector<OracleOption> iamax = {
+        {kIamaxNanKey,
+         {"greater_than", "first_nan"},
+         "which index a NaN gets: greater_than (the default) is reference isamax.f's |x_i| > max scan, where a NaN "
+         "at x_0 wins and any later NaN never does; first_nan returns the first NaN wherever it is"},
+    };
+    static const std::vector<OracleOption> none;
+    if (kind_ == Blas1Kind::kScal) return scal;
+    if (kind_ == Blas1Kind::kIamax) return iamax;
+    return none;
   }
 
   // ---- error model
