@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "kc/engine.h"
+#include "kc/oracle_options.h"
 
 namespace kc::engine {
 
@@ -93,6 +94,10 @@ LoadedContracts load_contracts(const std::vector<std::string>& paths) {
     for (auto& c : parsed.document.calibrations) out.calibrations.push_back(std::move(c));
     for (auto& s : parsed.document.suites) out.suites.push_back(std::move(s));
   }
+  // A higher_precision option (or precision) the scope's op's oracle does not
+  // honour makes the reference clause descriptive for every command alike:
+  // lint, check, explain and `kc list contracts` agree on what is executable.
+  mark_unhonoured_references(&out.contracts, out.files);
   return out;
 }
 

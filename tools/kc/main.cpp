@@ -506,9 +506,8 @@ int cmd_lint(const Args& a) {
   // Reference names only the engine's tables hold (properties, named oracles).
   for (auto& d : kc::engine::check_reference_names(loaded.contracts, loaded.files))
     loaded.diagnostics.push_back(std::move(d));
-  // A higher_precision option (or precision) the scope's op's oracle does not
-  // honour makes the reference clause descriptive (`kc list oracle_options`).
-  kc::engine::mark_unhonoured_references(&loaded.contracts, loaded.files);
+  // (load_contracts has already made a reference clause whose option the
+  // scope's op's oracle does not honour descriptive: `kc list oracle_options`.)
   // A metric kc does not measure under the contract's tolerance: a warning
   // (kc judges what the tolerance says), a failure under --strict.
   std::size_t unit_mismatches = 0;
