@@ -7,6 +7,7 @@
 #include "compilers/compilers_backend.h"
 #include "cuda/cuda_backend.h"
 #include "eigen/eigen_backend.h"
+#include "hwy/hwy_backend.h"
 #include "onednn/onednn_backend.h"
 #include "torch/torch_backend.h"
 #include "kc/backend.h"
@@ -105,6 +106,7 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       backends::make_onednn_backend,
       backends::make_torch_backend,
       backends::make_sleef_backend,
+      backends::make_hwy_backend,
       [&options] { return backends::make_opencl_user_backend(options.opencl_sources); },
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };

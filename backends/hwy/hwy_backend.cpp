@@ -1,0 +1,28 @@
+// kc — the hwy backend: the variant loader over the Highway builds.
+//
+// KC_HWY_VARIANT_DIR is defined for kc_backends by backends/hwy/CMakeLists.txt
+// when Highway's headers were found; the builds and their manifest live there.
+#include "hwy_backend.h"
+
+#include "variants/variant_backend.h"
+
+namespace kc::backends {
+
+std::unique_ptr<Backend> make_hwy_backend() {
+  VariantBackendSpec spec;
+  spec.name = "hwy";
+  spec.description = "Highway 1.0 contrib/math (header-only) Exp, Log, Tanh, one build per SIMD target: scalar, sse4, "
+                     "avx2, avx3";
+  spec.env_var = "KC_HWY_DIR";
+#ifdef KC_HWY_VARIANT_DIR
+  spec.directory = KC_HWY_VARIANT_DIR;
+#endif
+  spec.not_built = "built without Highway (hwy/contrib/math/math-inl.h not found at configure time: install libhwy-dev)";
+  spec.source =
+      "Highway 1.0.3 hwy/contrib/math/math-inl.h function comments: Exp 'Max Error: ULP = 1', valid range "
+      "float32[-FLT_MAX, +104]; Log 'ULP = 4', (0, +FLT_MAX]; Tanh 'ULP = 4', [-FLT_MAX, +FLT_MAX]; no FTZ/DAZ set; "
+      "hwy_kernels.cc header";
+  return make_variant_backend(std::move(spec));
+}
+
+}  // namespace kc::backends
