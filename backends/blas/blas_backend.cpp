@@ -1,6 +1,7 @@
 #include "blas_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <climits>
 #include <map>
@@ -262,6 +263,22 @@ void declare_gemm_rules(Declaration& d) {
   d.source += "; netlib sgemm.f arguments ALPHA, BETA (Reference-LAPACK PR #1098 for ALPHA)";
 }
 
+/// Why the sub-configuration a BLIS instance dispatches to cannot run on this
+/// CPU ("" when it can, and for other libraries). BLIS runs whatever
+/// BLIS_ARCH_TYPE names without checking the CPU (blas_library.cpp), so with
+/// BLIS_ARCH_TYPE=12 (bulldozer, FMA4) on a CPU without FMA4 every call would
+/// die with SIGILL; such impls are not applicable instead.
+std::string arch_unrunnable(const BlasLibrary& lib) {
+  if (lib.spec().flavor != BlasFlavor::kBlis) return "";
+  const std::string arch = lib.arch_name(lib.arch_id());
+  const BlisSubconfig* sc = find_blis_subconfig(arch);
+  if (!sc) return "";
+  const std::string missing = missing_cpu_features(*sc);
+  if (missing.empty()) return "";
+  return "BLIS runs sub-configuration " + arch + " (BLIS_ARCH_TYPE), whose kernels need " + missing +
+         ", which this CPU lacks";
+}
+
 /// The level-1 rules the libraries differ on, declared per library with the
 /// document each is taken from; the contracts that judge them
 /// (contracts/blas/KC-SCAL-02/03, KC-IAMAX-02/03, KC-NRM2-01..03) apply to the
@@ -361,6 +378,12 @@ class BlasImpl final : public Impl {
   }
 
   const Declaration& declaration() const override { return decl_; }
+
+  Status can_implement(const Call& call) const override {
+    KC_RETURN_IF_ERROR(Impl::can_implement(call));
+    if (std::string why = arch_unrunnable(*lib_); !why.empty()) return unimplemented(decl_.name + ": " + why);
+    return ok_status();
+  }
 
   Status run(Call& call) const override {
     if (threads_ <= 0) return run_(*lib_, call);
@@ -495,6 +518,128 @@ class CoreTypeImpl final : public Impl {
   Declaration decl_;
 };
 
+// --- Sub-configuration impls: the kernel sets of a BLIS built for several CPUs.
+//
+// Debian builds BLIS for the x86_64 configuration family: one kernel set
+// ("sub-configuration") per CPU family, picked at initialisation by
+// bli_cpuid_query_id, or forced with BLIS_ARCH_TYPE=<arch_t id> (BLIS
+// docs/ConfigurationHowTo.md, "Runtime hardware detection"; read in
+// bli_arch_set_id, frame/base/bli_arch.c). Like OPENBLAS_CORETYPE it is read
+// once per library instance, so each sub-configuration runs in its own copy:
+// the worker dlmopens a fresh copy with the variable set, initialises it and
+// reads back bli_arch_query_id before trusting it. Two things are settled in
+// kc's process first (can_implement), because getting them wrong kills the
+// worker: whether this CPU has the features BLIS itself requires for the
+// sub-configuration (BLIS does not check a forced id: SIGILL), and, in a probe
+// child, whether the build carries it at all (an id it does not carry aborts).
+
+const FreshCopy& blis_arch_copy(const BlasLibrary& base, int id) {
+  static std::mutex mu;
+  static std::map<std::string, FreshCopy> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string key = base.path() + "|" + std::to_string(id);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  FreshCopy copy;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  copy.error = "sub-configuration impls are disabled in sanitizer builds (dlmopen namespaces are not "
+               "supported by ASan/TSan)";
+#else
+  auto lib = BlasLibrary::open_fresh(base.spec(), base.path(), "BLIS_ARCH_TYPE", std::to_string(id));
+  if (!lib.ok()) {
+    copy.error = lib.status().message() + " (each sub-configuration needs its own namespace)";
+  } else if (const int got = lib.value()->arch_id(); got != id) {
+    copy.error = "BLIS_ARCH_TYPE=" + std::to_string(id) + " was not honoured: the fresh copy runs arch " +
+                 std::to_string(got) + " (" + lib.value()->arch_name(got) + ")";
+  } else {
+    copy.lib = std::move(lib).value();
+  }
+#endif
+  return cache.emplace(key, std::move(copy)).first->second;
+}
+
+/// "" when sub-configuration `sc` (arch id `id`) of `base` can run here, else
+/// why not. Probes (a child) once per process and library file
+/// (blis_arch_probe keeps the answer).
+std::string blis_arch_blocker(const BlasLibrary& base, int id, const BlisSubconfig& sc) {
+  if (std::string missing = missing_cpu_features(sc); !missing.empty()) {
+    return std::string("sub-configuration ") + sc.name + " needs " + missing +
+           " (BLIS's own detection requires it, bli_cpuid_is_" + sc.name + "), which this CPU lacks";
+  }
+  if (auto probed = blis_arch_probe(base, id); !probed.ok()) {
+    return "BLIS_ARCH_TYPE=" + std::to_string(id) + " (" + sc.name + ") in a probe child: " +
+           probed.status().message();
+  }
+  return "";
+}
+
+class BlisArchImpl final : public Impl {
+ public:
+  BlisArchImpl(std::shared_ptr<const BlasLibrary> base, const Routine& routine, int id,
+               const BlisSubconfig& sc)
+      : base_(std::move(base)), run_(routine.run), id_(id), sc_(sc) {
+    const BlasLibrarySpec& spec = base_->spec();
+    decl_.name = spec.name + "." + routine.suffix + "_arch_" + sc.name;
+    decl_.op = routine.op;
+    decl_.backend = spec.name;
+    decl_.dtypes = {DType::kF32};
+    decl_.accumulator = DType::kF32;  // single precision SIMD accumulators, as above
+    decl_.determinism = spec.determinism;
+    decl_.nan = NanPolicy::kIeeePropagate;
+    decl_.denormal = DenormalPolicy::kIeee;
+    decl_.source = spec.source +
+                   "; BLIS docs/ConfigurationHowTo.md (BLIS_ARCH_TYPE forces the sub-configuration of a "
+                   "multi-configuration build, read once in frame/base/bli_arch.c)";
+    decl_.description = std::string(routine.description) + " — " + spec.description +
+                        ", sub-configuration forced to " + sc.name + " (BLIS_ARCH_TYPE=" +
+                        std::to_string(id) + ")";
+    decl_.extra["blis_arch"] = sc.name;
+    declare_gemm_rules(decl_);
+  }
+
+  const Declaration& declaration() const override { return decl_; }
+
+  Status can_implement(const Call& call) const override {
+    KC_RETURN_IF_ERROR(Impl::can_implement(call));
+    if (verdict_.load(std::memory_order_acquire) == kUnknown) {
+      // kc's process, several case threads: one probes, the others wait.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (verdict_.load(std::memory_order_relaxed) == kUnknown) {
+        blocker_ = blis_arch_blocker(*base_, id_, sc_);
+        verdict_.store(blocker_.empty() ? kRunnable : kBlocked, std::memory_order_release);
+      }
+    }
+    if (verdict_.load(std::memory_order_acquire) == kBlocked) return unimplemented(decl_.name + ": " + blocker_);
+    return ok_status();
+  }
+
+  Status run(Call& call) const override {
+    // Settled before any copy is made: a copy of an id the CPU cannot run, or
+    // the build does not carry, would kill this process. A worker is forked
+    // after can_implement settled it, and must not take mu_: another thread
+    // of kc may have held it at the fork.
+    const int v = verdict_.load(std::memory_order_acquire);
+    if (v == kBlocked) return unimplemented(decl_.name + ": " + blocker_);
+    if (v == kUnknown) {
+      if (std::string why = blis_arch_blocker(*base_, id_, sc_); !why.empty())
+        return unimplemented(decl_.name + ": " + why);
+    }
+    const FreshCopy& copy = blis_arch_copy(*base_, id_);
+    if (!copy.lib) return unimplemented(decl_.name + ": " + copy.error);
+    return run_(*copy.lib, call);
+  }
+
+ private:
+  std::shared_ptr<const BlasLibrary> base_;
+  RunFn run_;
+  int id_;
+  const BlisSubconfig& sc_;
+  Declaration decl_;
+  static constexpr int kUnknown = 0, kRunnable = 1, kBlocked = 2;
+  mutable std::mutex mu_;
+  mutable std::atomic<int> verdict_{kUnknown};
+  mutable std::string blocker_;  ///< written once, before verdict_ becomes kBlocked
+};
+
 class BlasBackend final : public Backend {
  public:
   explicit BlasBackend(BlasLibrarySpec spec) : spec_(std::move(spec)) {}
@@ -515,6 +660,23 @@ class BlasBackend final : public Backend {
         for (const CoreType& ct : kOpenBlasCoreTypes) cores += (cores.empty() ? "" : ", ") + std::string(ct.label);
         info.reason += "; core-type impls (sgemm/sdot_core_<type>, each a fresh copy verified in the worker, "
                        "not applicable where the core does not read back): " + cores;
+      }
+      if (std::string why = arch_unrunnable(*lib_); !why.empty())
+        info.reason += "; its impls are not applicable: " + why;
+      if (auto archs = blis_archs(); !archs.empty()) {
+        std::string runnable, not_runnable;
+        for (const auto& [id, sc] : archs) {
+          const std::string missing = missing_cpu_features(*sc);
+          const std::string item = std::string(sc->name) + " " + std::to_string(id);
+          if (missing.empty()) {
+            runnable += (runnable.empty() ? "" : ", ") + item;
+          } else {
+            not_runnable += (not_runnable.empty() ? "" : ", ") + item + " (lacks " + missing + ")";
+          }
+        }
+        info.reason += "; sub-configuration impls (sgemm/sdot_arch_<name>, each a fresh copy with "
+                       "BLIS_ARCH_TYPE=<id>, probed in a child first): " + runnable;
+        if (!not_runnable.empty()) info.reason += "; not applicable on this CPU: " + not_runnable;
       }
     } else {
       info.reason = error_;
@@ -538,11 +700,26 @@ class BlasBackend final : public Backend {
           for (const Routine* r : {&kRoutines[0], &kRoutines[1]})
             impls_.push_back(std::make_shared<CoreTypeImpl>(lib_, *r, ct));
       }
+      // sgemm and sdot per sub-configuration of a BLIS built for the x86_64
+      // family; whether each runs here is settled per impl (can_implement).
+      for (const auto& [id, sc] : blis_archs())
+        for (const Routine* r : {&kRoutines[0], &kRoutines[1]})
+          impls_.push_back(std::make_shared<BlisArchImpl>(lib_, *r, id, *sc));
     }
     return impls_;
   }
 
  private:
+  /// A BLIS's x86_64-family sub-configurations, with the arch ids this build
+  /// gives them (read from the library: the ids differ between BLIS releases).
+  std::vector<std::pair<int, const BlisSubconfig*>> blis_archs() const {
+    std::vector<std::pair<int, const BlisSubconfig*>> out;
+    if (!lib_ || spec_.flavor != BlasFlavor::kBlis) return out;
+    for (const auto& [id, name] : lib_->arch_table())
+      if (const BlisSubconfig* sc = find_blis_subconfig(name)) out.emplace_back(id, sc);
+    return out;
+  }
+
   bool has_core_types() const {
     return lib_ && spec_.flavor == BlasFlavor::kOpenBlas && lib_->symbol("openblas_get_corename") &&
            lib_->symbol("gotoblas_HASWELL");

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "plugin/load_probe.h"
 
@@ -111,6 +113,15 @@ Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::adopt(const BlasLibraryS
   } else if (spec.flavor == BlasFlavor::kBlis) {
     lib->set_threads_ = dlsym(handle, "bli_thread_set_num_threads");
     lib->get_threads_ = dlsym(handle, "bli_thread_get_num_threads");
+    // BLIS 0.9 reads BLIS_ARCH_TYPE the first time the arch is queried
+    // (bli_arch_query_id, once per instance) and then checks that the global
+    // kernel structure holds a context for that id; the structure is filled by
+    // bli_init. Querying first, as describe_version does, with the variable
+    // set aborts even for the id BLIS would pick itself ("Accessed
+    // uninitialized context in gks"). Initialising first makes every id the
+    // build carries work; one it does not carry still aborts, in the probe
+    // child. Any BLAS call would run bli_init anyway.
+    if (auto init = lookup<void (*)()>(handle, "bli_init")) init();
   }
   lib->version_ = lib->describe_version();
   // The handle is never dlclose'd: OpenBLAS and BLIS start thread pools whose
@@ -128,21 +139,56 @@ Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::open_fresh(const BlasLib
       old ? std::optional<std::string>(old) : std::nullopt;
   setenv(var.c_str(), value.c_str(), 1);
   // A new namespace gets its own copy of the library and of its dependencies
-  // (libgfortran, libgomp), whose constructors run now and read `var`.
+  // (libgfortran, libgomp), whose constructors run now and read `var`. The
+  // variable stays set through adopt: BLIS reads BLIS_ARCH_TYPE in bli_init,
+  // which adopt calls, not in a constructor.
   void* handle = dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
   const std::string error = handle ? std::string() : dl_error_text();
+  auto lib = handle ? adopt(spec, path, handle)
+                    : Result<std::shared_ptr<const BlasLibrary>>(
+                          unavailable("dlmopen(LM_ID_NEWLM, " + path + ") failed: " + error));
   if (previous) {
     setenv(var.c_str(), previous->c_str(), 1);
   } else {
     unsetenv(var.c_str());
   }
-  if (!handle) return unavailable("dlmopen(LM_ID_NEWLM, " + path + ") failed: " + error);
-  return adopt(spec, path, handle);
+  return lib;
 }
 
 std::string BlasLibrary::core_name() const {
   if (spec_.flavor != BlasFlavor::kOpenBlas) return "";
   return trim(call_string_fn(handle_, "openblas_get_corename"));
+}
+
+int BlasLibrary::arch_id() const {
+  if (spec_.flavor != BlasFlavor::kBlis) return -1;
+  auto query = lookup<int (*)()>(handle_, "bli_arch_query_id");
+  return query ? query() : -1;
+}
+
+// bli_arch_string(id) indexes a static table of names without checking the id,
+// so only ids found by walking the table from 0 up to "generic" (BLIS keeps
+// BLIS_ARCH_GENERIC last: "BLIS_NUM_ARCHS ... assumes that the previous enum
+// value (BLIS_ARCH_GENERIC) is given index num_archs-1", blis.h) are asked.
+std::vector<std::pair<int, std::string>> BlasLibrary::arch_table() const {
+  std::vector<std::pair<int, std::string>> table;
+  if (spec_.flavor != BlasFlavor::kBlis) return table;
+  auto name = lookup<const char* (*)(int)>(handle_, "bli_arch_string");
+  if (!name) return table;
+  constexpr int kMaxArchs = 64;  // BLIS 0.9 has 26; a table without "generic" is not trusted
+  for (int id = 0; id < kMaxArchs; ++id) {
+    const char* s = name(id);
+    if (!s) break;
+    table.emplace_back(id, s);
+    if (std::string_view(s) == "generic") return table;
+  }
+  return {};
+}
+
+std::string BlasLibrary::arch_name(int id) const {
+  for (const auto& [i, n] : arch_table())
+    if (i == id) return n;
+  return "";
 }
 
 void* BlasLibrary::symbol(const char* name) const { return dlsym(handle_, name); }
@@ -182,11 +228,13 @@ std::string BlasLibrary::describe_version() const {
       v = v.empty() ? "BLIS (version unknown)" : "BLIS " + v;
       // bli_arch_query_id() returns the arch_t enum of the sub-configuration the
       // runtime dispatcher chose; bli_arch_string() names it ("haswell", "zen3").
-      auto query = lookup<int (*)()>(handle_, "bli_arch_query_id");
-      auto name = lookup<const char* (*)(int)>(handle_, "bli_arch_string");
-      if (query && name) {
-        const char* arch = name(query());
-        if (arch) v += ", arch " + std::string(arch);
+      const int id = arch_id();
+      const std::string arch = arch_name(id);
+      if (!arch.empty()) {
+        v += ", arch " + arch + " (id " + std::to_string(id);
+        if (const char* forced = std::getenv("BLIS_ARCH_TYPE"); forced && *forced)
+          v += std::string(", BLIS_ARCH_TYPE=") + forced;
+        v += ")";
       }
       return v;
     }
@@ -203,6 +251,140 @@ std::string BlasLibrary::describe_version() const {
     }
   }
   return "";
+}
+
+// --- BLIS sub-configurations.
+//
+// The requirements are those of BLIS's own runtime detection (frame/base/
+// bli_cpuid.c, bli_cpuid_is_<arch>: the `expected` feature mask of each),
+// without its family/model tests, which choose among sub-configurations a CPU
+// can run rather than decide whether it can run them. With BLIS_ARCH_TYPE set,
+// BLIS 0.9 checks none of this and runs the kernels it is told to (an
+// unsupported instruction then kills the process with SIGILL), so kc checks.
+
+const std::vector<BlisSubconfig>& blis_x86_64_subconfigs() {
+  using F = CpuFeature;
+  static const std::vector<BlisSubconfig> table = {
+      {"skx", {F::kAvx, F::kFma3, F::kAvx2, F::kAvx512F, F::kAvx512Dq, F::kAvx512Bw, F::kAvx512Vl}},
+      {"knl", {F::kAvx, F::kFma3, F::kAvx2, F::kAvx512F, F::kAvx512Pf}},
+      {"haswell", {F::kAvx, F::kFma3, F::kAvx2}},
+      {"sandybridge", {F::kAvx}},
+      {"penryn", {F::kSse3, F::kSsse3}},
+      {"zen3", {F::kAvx, F::kFma3, F::kAvx2}},
+      {"zen2", {F::kAvx, F::kFma3, F::kAvx2}},
+      {"zen", {F::kAvx, F::kFma3, F::kAvx2}},
+      {"excavator", {F::kAvx, F::kFma3, F::kAvx2}},
+      {"steamroller", {F::kAvx, F::kFma3, F::kFma4}},
+      {"piledriver", {F::kAvx, F::kFma3, F::kFma4}},
+      {"bulldozer", {F::kAvx, F::kFma4}},
+      {"generic", {}},
+  };
+  return table;
+}
+
+const BlisSubconfig* find_blis_subconfig(const std::string& name) {
+  for (const BlisSubconfig& sc : blis_x86_64_subconfigs())
+    if (name == sc.name) return &sc;
+  return nullptr;
+}
+
+namespace {
+
+// __builtin_cpu_supports takes a string literal, hence one case per feature.
+// libgcc's detection also asks the OS (XGETBV) whether the AVX and AVX-512
+// register state is enabled, so a feature reported here is usable.
+bool cpu_has(CpuFeature f) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  switch (f) {
+    case CpuFeature::kSse3: return __builtin_cpu_supports("sse3");
+    case CpuFeature::kSsse3: return __builtin_cpu_supports("ssse3");
+    case CpuFeature::kAvx: return __builtin_cpu_supports("avx");
+    case CpuFeature::kFma3: return __builtin_cpu_supports("fma");
+    case CpuFeature::kFma4: return __builtin_cpu_supports("fma4");
+    case CpuFeature::kAvx2: return __builtin_cpu_supports("avx2");
+    case CpuFeature::kAvx512F: return __builtin_cpu_supports("avx512f");
+    case CpuFeature::kAvx512Dq: return __builtin_cpu_supports("avx512dq");
+    case CpuFeature::kAvx512Bw: return __builtin_cpu_supports("avx512bw");
+    case CpuFeature::kAvx512Vl: return __builtin_cpu_supports("avx512vl");
+    case CpuFeature::kAvx512Pf: return __builtin_cpu_supports("avx512pf");
+  }
+#else
+  (void)f;
+#endif
+  return false;
+}
+
+const char* feature_name(CpuFeature f) {
+  switch (f) {
+    case CpuFeature::kSse3: return "SSE3";
+    case CpuFeature::kSsse3: return "SSSE3";
+    case CpuFeature::kAvx: return "AVX";
+    case CpuFeature::kFma3: return "FMA3";
+    case CpuFeature::kFma4: return "FMA4";
+    case CpuFeature::kAvx2: return "AVX2";
+    case CpuFeature::kAvx512F: return "AVX512F";
+    case CpuFeature::kAvx512Dq: return "AVX512DQ";
+    case CpuFeature::kAvx512Bw: return "AVX512BW";
+    case CpuFeature::kAvx512Vl: return "AVX512VL";
+    case CpuFeature::kAvx512Pf: return "AVX512PF";
+  }
+  return "?";
+}
+
+/// One small sgemm_ with small integer entries, whose FP32 result is exact:
+/// "" when the copy computes it, else what differed.
+std::string exact_sgemm_check(const BlasLibrary& lib, FortranInt n) {
+  std::vector<float> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size(), 1.0f);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+    b[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  }
+  const float one = 1.0f;
+  const char no = 'N';
+  lib.sgemm(&no, &no, &n, &n, &n, &one, a.data(), &n, b.data(), &n, &one, c.data(), &n, 1, 1);
+  for (FortranInt j = 0; j < n; ++j) {
+    for (FortranInt i = 0; i < n; ++i) {
+      double want = 1.0;
+      for (FortranInt p = 0; p < n; ++p) want += double(a[i + p * n]) * double(b[p + j * n]);
+      if (double(c[i + j * n]) != want) {
+        return "sgemm " + std::to_string(n) + "^3 with integer entries gave " +
+               std::to_string(c[i + j * n]) + " for " + std::to_string(want) + " at (" +
+               std::to_string(i) + ", " + std::to_string(j) + ")";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string missing_cpu_features(const BlisSubconfig& sc) {
+  std::string missing;
+  for (CpuFeature f : sc.needs)
+    if (!cpu_has(f)) missing += (missing.empty() ? "" : ", ") + std::string(feature_name(f));
+  return missing;
+}
+
+Result<std::string> blis_arch_probe(const BlasLibrary& lib, int id) {
+  const std::string key = file_key("blis-arch|" + std::to_string(id), lib.path());
+  const BlasLibrarySpec spec = lib.spec();
+  const std::string path = lib.path();
+  return probe_load(key, path, [&]() -> Result<std::string> {
+    // In the probe child: a fresh copy (the inherited one is initialised
+    // already and would ignore the variable).
+    KC_ASSIGN_OR_RETURN(auto copy, BlasLibrary::open_fresh(spec, path, "BLIS_ARCH_TYPE", std::to_string(id)));
+    const int got = copy->arch_id();
+    if (got != id) {
+      return unimplemented("BLIS_ARCH_TYPE=" + std::to_string(id) + " was not honoured: the copy runs arch " +
+                           std::to_string(got) + " (" + copy->arch_name(got) + ")");
+    }
+    // 8 stays in the small-matrix paths, 96 reaches the packed microkernels.
+    for (FortranInt n : {8, 96}) {
+      if (std::string wrong = exact_sgemm_check(*copy, n); !wrong.empty()) return unimplemented(wrong);
+    }
+    return copy->arch_name(got);
+  });
 }
 
 // --- The three specs. Declarations common to every impl of a library, with their sources.

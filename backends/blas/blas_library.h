@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kc/declaration.h"
@@ -74,6 +75,18 @@ class BlasLibrary {
   /// empty for other libraries.
   std::string core_name() const;
 
+  /// BLIS: bli_arch_query_id(), the arch_t id of the sub-configuration this
+  /// instance dispatches to (after bli_init, see adopt); -1 for other libraries.
+  int arch_id() const;
+  /// BLIS: bli_arch_string(id), the sub-configuration's name ("zen3"); empty
+  /// for other libraries or an id outside the library's table.
+  std::string arch_name(int id) const;
+  /// BLIS: the arch_t ids and names this library's build of BLIS knows, read
+  /// from bli_arch_string() up to "generic" (the enum's last entry). Knowing
+  /// an id is not carrying it: only the configured sub-configurations can be
+  /// selected (blis_arch_probe says which). Empty for other libraries.
+  std::vector<std::pair<int, std::string>> arch_table() const;
+
   const BlasLibrarySpec& spec() const { return spec_; }
   const std::string& path() const { return path_; }  ///< the path dlopen accepted
   const std::string& version() const { return version_; }
@@ -113,6 +126,36 @@ class BlasLibrary {
   void* set_threads_ = nullptr;
   void* get_threads_ = nullptr;
 };
+
+/// A CPU feature one of BLIS's x86-64 sub-configurations needs.
+enum class CpuFeature { kSse3, kSsse3, kAvx, kFma3, kFma4, kAvx2, kAvx512F, kAvx512Dq, kAvx512Bw,
+                        kAvx512Vl, kAvx512Pf };
+
+/// One sub-configuration of BLIS's x86_64 configuration family, and the CPU
+/// features BLIS's own detection requires before it selects it.
+struct BlisSubconfig {
+  const char* name;  ///< bli_arch_string's name: "zen3"
+  std::vector<CpuFeature> needs;
+};
+
+/// The sub-configurations of BLIS's x86_64 family (intel64: skx, knl, haswell,
+/// sandybridge, penryn; amd64: zen3, zen2, zen, excavator, steamroller,
+/// piledriver, bulldozer; and generic), with their feature requirements.
+const std::vector<BlisSubconfig>& blis_x86_64_subconfigs();
+/// The named sub-configuration of that family, or nullptr.
+const BlisSubconfig* find_blis_subconfig(const std::string& name);
+/// The features of `sc` this CPU (and its OS) lacks, named ("FMA4, AVX512PF");
+/// empty when it can run the sub-configuration.
+std::string missing_cpu_features(const BlisSubconfig& sc);
+
+/// Whether the BLIS library `lib` (its file) carries arch id `id` and this
+/// CPU runs it: a probe child (plugin/load_probe.h) loads a fresh copy with
+/// BLIS_ARCH_TYPE=<id>, initialises it, reads back the arch, and runs one small
+/// sgemm with an exact answer. The sub-configuration's name on success; an
+/// error naming what happened otherwise (BLIS aborts when the id is not
+/// carried; SIGILL when the kernels need an instruction the CPU lacks).
+/// Probed once per process and file.
+Result<std::string> blis_arch_probe(const BlasLibrary& lib, int id);
 
 /// The three built-in library specs (candidate paths for Debian 12 x86_64).
 BlasLibrarySpec openblas_spec();
