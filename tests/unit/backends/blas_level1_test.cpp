@@ -1,0 +1,294 @@
+// Level-1 BLAS in FP32 and FP64 across openblas, blis and refblas: the d
+// routines against long double loops, the rules each library declares
+// (scal_alpha_zero, iamax_nan, nrm2_range), and the verdicts of the level-1
+// rule contracts (contracts/blas/KC-SCAL-02/03, KC-IAMAX-02/03, KC-NRM2-01..03)
+// on the libraries installed here. The verdicts that are violations are the
+// findings of docs/findings.md, each with a standalone reproduction under
+// tests/repro/; if a library update fixes one, its test here fails and the
+// finding must be revisited.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backend_test_util.h"
+#include "kc/backend.h"
+#include "kc/engine.h"
+#include "kc/op.h"
+#include "kc/rng.h"
+
+namespace kc {
+namespace {
+
+using backend_test::check_cases;
+using backend_test::describe;
+using backend_test::registry;
+
+class BlasLevel1Test : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(registry().find_backend(GetParam()), nullptr);
+    const BackendInfo info = backend_test::backend_info(GetParam());
+    if (!info.available) GTEST_SKIP() << info.reason;
+  }
+  std::shared_ptr<const Impl> impl(const std::string& routine) {
+    auto i = registry().find_impl(GetParam() + "." + routine);
+    KC_CHECK(i != nullptr);
+    return i;
+  }
+};
+
+/// An FP64 call of a level-1 op: x (and y) of length n at stride inc, filled
+/// with distinct values in (-1, 1).
+Call d_call(const std::string& op, std::int64_t n, std::int64_t inc, double alpha = 1.0) {
+  const Op* o = builtin_ops().find(op);
+  KC_CHECK(o != nullptr);
+  Config config;
+  config.dtype = DType::kF64;
+  config.params = {{"n", std::to_string(n)}, {"incx", std::to_string(inc)}, {"incy", "1"}};
+  if (op == "scal") config.params["alpha"] = std::to_string(alpha);
+  auto call = o->make_call(config);
+  KC_CHECK(call.ok());
+  std::uint64_t s = 0x243F6A8885A308D3ull;
+  for (std::size_t k = 0; k < call->tensors.size(); ++k) {
+    if (call->roles[k] == Role::kOut) continue;
+    Tensor& t = call->tensors[k];
+    for (std::int64_t i = 0; i < t.numel(); ++i) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      t.set(i, static_cast<double>(s >> 11) / static_cast<double>(1ull << 53) * 2 - 1);
+    }
+  }
+  return std::move(call).value();
+}
+
+TEST_P(BlasLevel1Test, DoubleRoutinesMatchLongDoubleLoops) {
+  const std::int64_t n = 41;
+  const double u = std::ldexp(1.0, -53);
+  {
+    Call call = d_call("dot", n, 2);
+    long double ref = 0, mag = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const long double p = static_cast<long double>(call.t("x").at(i)) * call.t("y").at(i);
+      ref += p;
+      mag += std::fabs(p);
+    }
+    ASSERT_TRUE(impl("ddot")->run(call).ok());
+    EXPECT_NEAR(call.t("out").at(0), static_cast<double>(ref), 2 * n * u * static_cast<double>(mag));
+  }
+  {
+    Call call = d_call("asum", n, 3);
+    long double ref = 0;
+    for (std::int64_t i = 0; i < n; ++i) ref += std::fabs(call.t("x").at(i));
+    ASSERT_TRUE(impl("dasum")->run(call).ok());
+    EXPECT_NEAR(call.t("out").at(0), static_cast<double>(ref), 2 * n * u * static_cast<double>(ref));
+  }
+  {
+    Call call = d_call("nrm2", n, 1);
+    long double ss = 0;
+    for (std::int64_t i = 0; i < n; ++i) ss += static_cast<long double>(call.t("x").at(i)) * call.t("x").at(i);
+    const double ref = static_cast<double>(std::sqrt(ss));
+    ASSERT_TRUE(impl("dnrm2")->run(call).ok());
+    EXPECT_NEAR(call.t("out").at(0), ref, 2 * n * u * ref);
+  }
+  {
+    Call call = d_call("scal", n, 2, -1.25);
+    std::vector<double> x0;
+    for (std::int64_t i = 0; i < n; ++i) x0.push_back(call.t("x").at(i));
+    ASSERT_TRUE(impl("dscal")->run(call).ok());
+    for (std::int64_t i = 0; i < n; ++i) EXPECT_EQ(call.t("x").at(i), -1.25 * x0[i]) << i;  // one rounding
+  }
+  {
+    Call call = d_call("iamax", n, 1);
+    std::int64_t best = 0;
+    for (std::int64_t i = 1; i < n; ++i)
+      if (std::fabs(call.t("x").at(i)) > std::fabs(call.t("x").at(best))) best = i;
+    ASSERT_TRUE(impl("idamax")->run(call).ok());
+    EXPECT_EQ(call.t("out").data<std::int64_t>()[0], best);
+  }
+  {
+    Call call = d_call("dot", n, 1);
+    call.t("x") = Tensor(DType::kF32, {n}, {1});  // an s-vector handed to a d-routine is refused, not misread
+    EXPECT_FALSE(impl("ddot")->run(call).ok());
+  }
+}
+
+TEST_P(BlasLevel1Test, DeclaresTheRulesOfItsLibrary) {
+  const std::string lib = GetParam();
+  for (const char* r : {"sscal", "dscal"})
+    EXPECT_EQ(impl(r)->declaration().get("scal_alpha_zero"), lib == "refblas" ? "MULTIPLY" : "ZERO_FILL") << r;
+  for (const char* r : {"isamax", "idamax"})
+    EXPECT_EQ(impl(r)->declaration().get("iamax_nan"),
+              lib == "refblas" ? "GREATER_THAN" : lib == "blis" ? "FIRST_NAN" : "UNSPECIFIED")
+        << r;
+  for (const char* r : {"snrm2", "dnrm2"}) EXPECT_EQ(impl(r)->declaration().get("nrm2_range"), "SAFE") << r;
+  EXPECT_EQ(impl("dnrm2")->declaration().dtypes, std::vector<DType>{DType::kF64});
+  EXPECT_EQ(impl("ddot")->declaration().accumulator, DType::kF64);
+}
+
+INSTANTIATE_TEST_SUITE_P(Libraries, BlasLevel1Test, ::testing::Values("openblas", "blis", "refblas"),
+                         [](const auto& info) { return info.param; });
+
+/// The verdict of every case of contract `id` on impls matching `glob`, by impl.
+std::map<std::string, engine::CaseResult> verdicts(const std::string& id, const std::string& glob) {
+  std::map<std::string, engine::CaseResult> out;
+  for (auto& c : check_cases("contracts/blas/" + id + ".kc", id, glob)) out[c.impl] = c;
+  return out;
+}
+
+bool has_signature(const engine::CaseResult& r, const std::string& name) {
+  for (const auto& s : r.signatures)
+    if (s.name == name) return true;
+  return false;
+}
+
+bool available(const std::string& backend) { return backend_test::backend_info(backend).available; }
+
+// The reference library conforms to every level-1 rule contract it is in the
+// scope of: the rules are its own (netlib 3.11), so a violation here would be
+// kc's error.
+TEST(BlasLevel1Contracts, ReferenceBlasConformsToItsRules) {
+  if (!available("refblas")) GTEST_SKIP() << "refblas unavailable";
+  for (const char* id : {"KC-SCAL-02", "KC-IAMAX-02", "KC-NRM2-01", "KC-NRM2-02", "KC-NRM2-03"}) {
+    int judged = 0;
+    for (const auto& [name, r] : verdicts(id, "refblas.*")) {
+      if (r.verdict == engine::Verdict::kNotApplicable) continue;
+      ++judged;
+      backend_test::expect_conforming(r);
+    }
+    EXPECT_EQ(judged, 2) << id << ": the s- and the d-routine";
+  }
+}
+
+// OpenBLAS 0.3.21: sscal with a NaN alpha stores zeros (x86_64 kernels take a
+// NaN alpha for zero); dscal propagates. KC-SCAL-03 (its declared ZERO_FILL
+// rule) names it NAN_SWALLOWED at alpha = nan only. tests/repro/openblas_sscal_nan_alpha.c.
+TEST(BlasLevel1Contracts, OpenBlasSscalTakesNanAlphaForZero) {
+  if (!available("openblas")) GTEST_SKIP() << "openblas unavailable";
+  const auto v = verdicts("KC-SCAL-03", "openblas.?scal");
+  ASSERT_EQ(v.count("openblas.sscal"), 1u);
+  const engine::CaseResult& s = v.at("openblas.sscal");
+  EXPECT_EQ(s.verdict, engine::Verdict::kViolation) << describe(s);
+  EXPECT_TRUE(has_signature(s, "NAN_SWALLOWED")) << describe(s);
+  EXPECT_NE(describe(s).find("alpha=nan"), std::string::npos) << describe(s);
+  backend_test::expect_conforming(v.at("openblas.dscal"));
+  // Its ZERO_FILL rule keeps it out of KC-SCAL-02's scope.
+  for (const auto& [name, r] : verdicts("KC-SCAL-02", "openblas.?scal"))
+    EXPECT_EQ(r.verdict, engine::Verdict::kNotApplicable) << describe(r);
+}
+
+// BLIS 0.9.0: nrm2 of a vector with two or more infinities is NaN (its
+// scale/ssq update divides Inf by Inf); the reference gives +Inf. Fixed
+// upstream after 0.9.0 (flame/blis PR #668). tests/repro/blis_nrm2_infinities.c.
+TEST(BlasLevel1Contracts, BlisNrm2OfInfinitiesIsNaN) {
+  if (!available("blis")) GTEST_SKIP() << "blis unavailable";
+  const auto v = verdicts("KC-NRM2-03", "blis.?nrm2");
+  for (const char* name : {"blis.snrm2", "blis.dnrm2"}) {
+    ASSERT_EQ(v.count(name), 1u) << name;
+    EXPECT_EQ(v.at(name).verdict, engine::Verdict::kViolation) << describe(v.at(name));
+    EXPECT_TRUE(has_signature(v.at(name), "NAN_INTRODUCED")) << describe(v.at(name));
+  }
+  // Overflow and underflow ranges it handles: its norm is scaled.
+  for (const char* id : {"KC-NRM2-01", "KC-NRM2-02"})
+    for (const auto& [name, r] : verdicts(id, "blis.?nrm2")) backend_test::expect_conforming(r);
+}
+
+// The declared first-NaN rule of BLIS, and OpenBLAS's unspecified one: BLIS
+// conforms to KC-IAMAX-03; no NaN contract applies to OpenBLAS's i?amax.
+TEST(BlasLevel1Contracts, IamaxNaNRulesAsDeclared) {
+  if (available("blis")) {
+    const auto v = verdicts("KC-IAMAX-03", "blis.i?amax");
+    EXPECT_EQ(v.size(), 2u);
+    for (const auto& [name, r] : v) backend_test::expect_conforming(r);
+  }
+  if (available("openblas")) {
+    for (const char* id : {"KC-IAMAX-02", "KC-IAMAX-03"}) {
+      for (const auto& [name, r] : verdicts(id, "openblas.i?amax")) {
+        EXPECT_EQ(r.verdict, engine::Verdict::kNotApplicable) << describe(r);
+      }
+    }
+  }
+}
+
+// The two oracle options and the two range probes, on the op itself.
+TEST(Blas1Op, OracleOptionsFollowTheNamedRule) {
+  const Op* scal = builtin_ops().find("scal");
+  ASSERT_NE(scal, nullptr);
+  Config config;
+  config.params = {{"n", "3"}, {"alpha", "0"}};
+  auto call = scal->make_call(config);
+  ASSERT_TRUE(call.ok());
+  call->t("x").set(0, std::numeric_limits<double>::quiet_NaN());
+  call->t("x").set(1, std::numeric_limits<double>::infinity());
+  call->t("x").set(2, -2.0);
+  OracleOptions multiply, zero_fill;
+  zero_fill.with["alpha_zero"] = "zero_fill";
+  auto m = scal->oracle(*call, multiply);
+  auto z = scal->oracle(*call, zero_fill);
+  ASSERT_TRUE(m.ok() && z.ok());
+  EXPECT_TRUE(std::isnan(m->outputs[0][0]));
+  EXPECT_TRUE(std::isnan(m->outputs[0][1]));  // 0 * Inf
+  EXPECT_EQ(z->outputs[0][0], 0.0);
+  EXPECT_EQ(z->outputs[0][1], 0.0);
+  call->config.params["alpha"] = "nan";  // NaN is not zero under either rule
+  z = scal->oracle(*call, zero_fill);
+  ASSERT_TRUE(z.ok());
+  EXPECT_TRUE(std::isnan(z->outputs[0][2]));
+
+  const Op* iamax = builtin_ops().find("iamax");
+  ASSERT_NE(iamax, nullptr);
+  Config ic;
+  ic.params = {{"n", "4"}};
+  auto icall = iamax->make_call(ic);
+  ASSERT_TRUE(icall.ok());
+  const double v[] = {1, std::numeric_limits<double>::quiet_NaN(), 3, 2};
+  for (int i = 0; i < 4; ++i) icall->t("x").set(i, v[i]);
+  OracleOptions gt, first;
+  first.with["iamax_nan"] = "first_nan";
+  EXPECT_EQ(iamax->oracle(*icall, gt)->outputs[0][0], 2);
+  EXPECT_EQ(iamax->oracle(*icall, first)->outputs[0][0], 1);
+  icall->t("x").set(0, std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(iamax->oracle(*icall, gt)->outputs[0][0], 0);  // a NaN at x_0 wins the > scan
+}
+
+TEST(Blas1Op, RangeProbesLeaveTheNormRepresentable) {
+  const Op* nrm2 = builtin_ops().find("nrm2");
+  ASSERT_NE(nrm2, nullptr);
+  for (DType dt : {DType::kF32, DType::kF64}) {
+    const DTypeInfo& info = dtype_info(dt);
+    for (const char* probe : {"overflow_range", "underflow_range"}) {
+      Config config;
+      config.dtype = dt;
+      config.params = {{"n", "1000"}};
+      auto call = nrm2->make_call(config);
+      ASSERT_TRUE(call.ok());
+      Rng rng(3);
+      Probe p;
+      p.name = probe;
+      ASSERT_TRUE(nrm2->apply_probe(*call, p, rng).ok());
+      double amax = 0;
+      for (std::int64_t i = 0; i < 1000; ++i) amax = std::max(amax, std::fabs(call->t("x").at(i)));
+      const double norm = nrm2->oracle(*call, {})->outputs[0][0];
+      EXPECT_TRUE(std::isfinite(norm) && norm >= info.min_normal && norm <= info.max_finite) << probe << norm;
+      if (std::string(probe) == "overflow_range") {
+        EXPECT_GT(amax * amax, info.max_finite) << "every square must overflow";
+      } else {
+        EXPECT_GE(amax, info.min_normal) << "entries are normal numbers";
+        // Below half the smallest subnormal, 2^(emin - p): compared in log2, as
+        // the FP64 square itself would underflow in double.
+        EXPECT_LT(2 * std::log2(amax), std::ilogb(info.min_normal) - info.mantissa_bits - 1) << "squares round to 0";
+      }
+    }
+  }
+  auto dot_call = builtin_ops().find("dot")->make_call(Config{});
+  ASSERT_TRUE(dot_call.ok());
+  Rng rng(1);
+  Probe p;
+  p.name = "overflow_range";
+  EXPECT_FALSE(builtin_ops().find("dot")->apply_probe(*dot_call, p, rng).ok()) << "nrm2 only";
+}
+
+}  // namespace
+}  // namespace kc
