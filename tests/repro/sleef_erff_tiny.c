@@ -14,8 +14,9 @@
  * the plain-C scalar entry point (Sleef_erff1_u10purec) exceeds 1.0 ULP (the
  * behaviour reproduces), 1 otherwise. The SSE4 entry point is checked too
  * where the CPU has SSE4.1; the FMA entry points are printed for contrast.
- * Upstream: shibatch/sleef issue 517, "Inaccuracy for f32 erf on non-FMA
- * instruction set" (open), reports the same for sse2/sse4. */
+ * Upstream: an open report on SLEEF's GitHub tracker, "Inaccuracy for f32
+ * erf on non-FMA instruction set", gives the same for sse2/sse4
+ * (docs/findings.md links it). */
 #include <math.h>
 #include <stdio.h>
 

@@ -72,8 +72,9 @@ long double sigmoid(long double x) {
 ///   tanh  tiny |x| (tanh(x) ~ x, down to the smallest normal) and the
 ///         saturation range 7 <= |x| <= 12 (FP32 rounds tanh to 1 past ~9.01);
 ///   erf   tiny |x| (erf(x) ~ 2x/sqrt(pi): subnormal inputs give subnormal
-///         results) and the saturation range 3 <= |x| <= 4.5 (FP32 rounds erf
-///         to 1 past ~3.92);
+///         results, and |x| in [min normal / 16, 64 min normal], where the
+///         result crosses the smallest normal) and the saturation range
+///         3 <= |x| <= 4.5 (FP32 rounds erf to 1 past ~3.92);
 ///   every function: subnormal inputs of both signs, log-uniform over the
 ///   subnormal range.
 /// The values between max and the overflow threshold of exp (where an impl
@@ -123,6 +124,9 @@ void fill_edge_values(UnaryFn fn, Tensor& x, Rng& rng, bool finite) {
       fixed.insert(fixed.end(), {0x1p-12, -0x1p-12, 3.9, -3.9, 10.0, -10.0});
       regions.push_back([&] { return sign(log_uniform(info.min_normal, 0x1p-10)); });
       regions.push_back([&] { return sign(rng.uniform(3.0, 4.5)); });
+      // erf(x) ~ 2x/sqrt(pi) crossing FLT_MIN: results from deep in the
+      // subnormals up to a few binades above (erf's gradual-underflow range).
+      regions.push_back([&] { return sign(log_uniform(info.min_normal / 16, info.min_normal * 64)); });
       regions.push_back([&] { return rng.uniform(-3.0, 3.0); });
       break;
     default:
