@@ -1,7 +1,10 @@
 // kc — Impl's default can_implement, the backend registry, and the one table
 // of built-in backends.
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <functional>
+#include <string>
 
 #include "blas/blas_backend.h"
 #include "compilers/compilers_backend.h"
@@ -110,7 +113,12 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       [&options] { return backends::make_opencl_user_backend(options.opencl_sources); },
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };
-  for (const Factory& make : table) KC_RETURN_IF_ERROR(registry.add(make()));
+  for (const Factory& make : table) {
+    std::unique_ptr<Backend> b = make();
+    bool wanted = options.only.empty();
+    for (const auto& glob : options.only) wanted = wanted || fnmatch(glob.c_str(), std::string(b->name()).c_str(), 0) == 0;
+    if (wanted) KC_RETURN_IF_ERROR(registry.add(std::move(b)));
+  }
   return ok_status();
 }
 

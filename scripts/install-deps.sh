@@ -18,6 +18,7 @@ packages=(
   libmpfr-dev                               # correctly rounded spec oracles (reference spec IEEE754-2019)
   libsleef-dev                              # sleef backend (vectorized libm, per ISA)
   libhwy-dev                                # hwy backend (Highway contrib/math, per SIMD target)
+  valgrind                                  # kc check --isolate valgrind (memcheck during kernel calls)
 )
 
 missing=()

@@ -96,6 +96,9 @@ std::vector<std::string> library_load_failures();
 struct BackendOptions {
   std::vector<std::string> plugin_paths;  ///< shared libraries to load as the plugin backend
   std::vector<std::string> opencl_sources;  ///< .cl files for the opencl_user backend (kc vet)
+  /// Backend names (globs) to register; empty = every one. A backend left out
+  /// is never probed: its libraries are not loaded.
+  std::vector<std::string> only;
 };
 
 /// The one table of built-in backends: ref, openblas, blis, refblas, calibration, cuda,

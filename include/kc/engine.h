@@ -111,6 +111,9 @@ struct CheckRequest {
   std::vector<std::string> contracts;      ///< id filters (glob: * ?), empty = all
   std::vector<std::string> impls;          ///< impl filters (glob), empty = all applicable
   std::vector<std::string> backends;       ///< backend filters (glob), empty = all
+  /// Backends to load at all (glob), empty = every one: the others are never
+  /// probed, so their libraries stay out of the process (--backend).
+  std::vector<std::string> load_backends;
   std::vector<std::string> plugin_paths;
   std::vector<std::string> opencl_sources; ///< .cl files graded as backend opencl_user (kc vet)
   std::uint64_t seed = 0x6b63;

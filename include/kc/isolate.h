@@ -39,7 +39,9 @@
 
 namespace kc::isolate {
 
-enum class Mode { kProcess, kNone };
+/// kValgrind isolates like kProcess; `kc check` then runs each case again in a
+/// kc process under valgrind memcheck (kc/memcheck.h).
+enum class Mode { kProcess, kNone, kValgrind };
 std::span<const EnumEntry<Mode>> mode_table();
 inline std::string_view mode_name(Mode m) { return enum_name(mode_table(), m); }
 

@@ -81,6 +81,11 @@ constexpr SignatureInfo kSignatures[] = {
     {kWorkerFailed, "", "the worker could not be started or broke its protocol", "worker", ""},
     {kSanitizer, "tool, errors", "compute-sanitizer reported errors in the case (--compute-sanitizer)",
      "compute-sanitizer", ""},
+    {kMemcheck, "kind, object",
+     "valgrind memcheck saw an invalid access or a use of uninitialised memory during a kernel call (--isolate "
+     "valgrind): kind as valgrind names it (InvalidRead, InvalidWrite, UninitCondition, ...), object the library "
+     "of the innermost frame",
+     "valgrind memcheck", ""},
     // Training ops: the output matches a known wrong variant of the op.
     {kGradientWithoutSoftmax, "", "the cross-entropy gradient matches z - onehot: the softmax is missing",
      "classifier (training)", ""},

@@ -123,6 +123,7 @@ CheckResult run_check(const CheckRequest& request) {
   BackendOptions options;
   options.plugin_paths = request.plugin_paths;
   options.opencl_sources = request.opencl_sources;
+  options.only = request.load_backends;
   if (Status s = register_builtin_backends(registry, options); !s.ok()) {
     CheckResult r;
     lang::Diagnostic d;

@@ -34,7 +34,7 @@ int effective_jobs(int jobs) {
 
 int budgeted_jobs(int jobs, CheckRequest& request, std::vector<std::string>* notes) {
   // In-process kernels have no worker to hold to a budget.
-  if (request.isolation != isolate::Mode::kProcess) return jobs;
+  if (request.isolation == isolate::Mode::kNone) return jobs;
   const isolate::MemoryBudget b = isolate::memory_budget(jobs, request.limits);
   request.limits.memory_bytes = b.memory_bytes;
   std::vector<std::string> said;

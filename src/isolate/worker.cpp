@@ -41,6 +41,7 @@
 #include "isolate/sandbox.h"
 #include "kc/canary.h"
 #include "kc/child.h"
+#include "kc/memcheck.h"
 #include "kc/signature.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -55,10 +56,13 @@ namespace kc::isolate {
 
 namespace {
 
-constexpr std::array<EnumEntry<Mode>, 2> kModes{{
+constexpr std::array<EnumEntry<Mode>, 3> kModes{{
     {Mode::kProcess, "process",
      "each impl runs in a worker process: a crash, hang or memory blow-up becomes an error verdict"},
     {Mode::kNone, "none", "impls run inside kc's process (for debugging; a crash ends kc)"},
+    {Mode::kValgrind, "valgrind",
+     "as process, then (kc check) each case again in a kc process under valgrind memcheck: an invalid access or "
+     "uninitialised read during a kernel call, in the library's own buffers too, is an error verdict (MEMCHECK)"},
 }};
 
 struct RuntimeRow {
@@ -958,7 +962,9 @@ Outcome Worker::run_once(Call& call) {
     // DAZ, a rounding mode) ends with the scope: kc's arithmetic stays kc's.
     const FpEnvScope fp_env;
     const auto t0 = std::chrono::steady_clock::now();
+    memcheck::mark_kernel_begin();  // under valgrind: the window its errors are counted in
     o.status = impl_.run(call);
+    memcheck::mark_kernel_end();
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (std::string left; fp_env_note_.empty() && fp_env_changed(&left))
       fp_env_note_ = "the kernel left the floating-point environment changed (" + left +

@@ -19,6 +19,7 @@
 #include "kc/ladder.h"
 #include "kc/lang.h"
 #include "kc/lint.h"
+#include "kc/memcheck.h"
 #include "kc/obligation.h"
 #include "kc/op.h"
 #include "kc/oracle_options.h"
@@ -78,6 +79,8 @@ commands:
 options (check, grade, calibrate):
   --contract GLOB      only contracts whose id matches (repeatable)
   --impl GLOB          only impls whose name matches (repeatable)
+  --backend GLOB       load and run only the backends whose name matches (repeatable); the
+                       others are never probed, so their libraries stay out of kc
   --plugin LIB.so      load a plugin library through the kc_plugin.h C ABI (repeatable)
   --seed N             base seed (default 0x6b63); inputs depend on seed, contract, config
   --samples N          override the protocol's sample count
@@ -90,7 +93,10 @@ options (check, grade, calibrate):
   --no-color           never colour the table
   --isolate MODE       process (default): each impl runs in a worker process on guarded
                        buffers, so a crash, hang, memory blow-up or out-of-bounds write
-                       becomes an error verdict; none: in kc's process, for debugging
+                       becomes an error verdict; none: in kc's process, for debugging;
+                       valgrind (kc check): as process, then each judged case again in a kc
+                       process under valgrind memcheck, whose errors during a kernel call
+                       (inside the library's own buffers too) make it an error, MEMCHECK(...)
   --timeout SECONDS    wall-clock limit per kernel call in a worker (default 60)
   --memory-limit SIZE  memory a worker may add per impl, e.g. 512M, 4G (default 4G)
   --memory-budget SIZE memory all workers running at once may use together (default: the
@@ -211,6 +217,10 @@ int parse_args(int argc, char** argv, Args* a) {
     } else if (s == "--impl") {
       if (!value(&x)) return usage_error("--impl needs a value");
       a->request.impls.push_back(x);
+    } else if (s == "--backend") {
+      if (!value(&x)) return usage_error("--backend needs a value");
+      a->request.backends.push_back(x);
+      a->request.load_backends.push_back(x);
     } else if (s == "--plugin") {
       if (!value(&x)) return usage_error("--plugin needs a path");
       a->request.plugin_paths.push_back(x);
@@ -392,6 +402,69 @@ int run_under_sanitizer(const Args& a, CheckResult& r) {
   return -1;
 }
 
+/// --isolate valgrind: every judged case of the run again, one `kc check` per
+/// case (that contract, that impl, only its backend, in-process) under
+/// valgrind memcheck; errors during a kernel call make the case an error.
+constexpr std::size_t kMaxValgrindCases = 16;
+
+int run_under_valgrind(const Args& a, CheckResult& r) {
+  const auto binary = kc::memcheck::find_binary();
+  std::vector<kc::engine::CaseResult*> judged;
+  for (auto& c : r.cases)
+    if (c.verdict == kc::engine::Verdict::kConforming || c.verdict == kc::engine::Verdict::kViolation ||
+        c.verdict == kc::engine::Verdict::kError)
+      judged.push_back(&c);
+  if (judged.size() > kMaxValgrindCases) {
+    std::cerr << "kc: --isolate valgrind runs each judged case again under valgrind (about 20-50x slower); this "
+                 "selection judged "
+              << judged.size() << " cases, more than " << kMaxValgrindCases
+              << " (narrow it with --contract, --impl, --config)\n";
+    return kExitUsage;
+  }
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  // What the rerun keeps of the first run's arguments: what decides the inputs.
+  static const std::vector<std::string> kept = {"--seed", "--samples", "--config", "--sample",
+                                                "--plugin", "--timeout", "--memory-limit"};
+  std::vector<std::string> passed;
+  for (std::size_t i = 0; i < a.argv.size(); ++i) {
+    const std::string& s = a.argv[i];
+    for (const auto& k : kept) {
+      if (s == k && i + 1 < a.argv.size()) {
+        passed.push_back(s);
+        passed.push_back(a.argv[++i]);
+      } else if (s.rfind(k + "=", 0) == 0) {
+        passed.push_back(s);
+      }
+    }
+  }
+  for (kc::engine::CaseResult* c : judged) {
+    std::vector<std::string> child = {self.empty() ? std::string("kc") : self,
+                                      "check",
+                                      c->contract_file,
+                                      "--contract",
+                                      c->contract_id,
+                                      "--impl",
+                                      c->impl,
+                                      "--backend",
+                                      c->backend,
+                                      "--isolate",
+                                      "none",
+                                      "--no-color"};
+    child.insert(child.end(), passed.begin(), passed.end());
+    // Memcheck runs a kernel 20-50x slower than natively; the deadline scales with the case's own time.
+    const double timeout_s = 120 + 60 * c->seconds;
+    auto report = kc::memcheck::run(*binary, child, timeout_s);
+    if (!report.ok()) {
+      c->verdict = kc::engine::Verdict::kError;
+      c->reason = "valgrind memcheck: " + report.status().message();
+      continue;
+    }
+    kc::memcheck::apply(*report, *c);
+  }
+  return -1;
+}
+
 int cmd_check(Args& a, bool grade) {
   a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
   if (!a.affected.empty())
@@ -412,6 +485,15 @@ int cmd_check(Args& a, bool grade) {
       return kExitUsage;
     }
   }
+  const bool valgrind = a.request.isolation == kc::isolate::Mode::kValgrind;
+  if (valgrind) {
+    if (grade) return usage_error("--isolate valgrind works with kc check, not kc grade (it reruns each case)");
+    if (!kc::memcheck::find_binary()) {
+      std::cerr << "kc: --isolate valgrind: not run: valgrind not found ($KC_VALGRIND, PATH); "
+                   "scripts/install-deps.sh installs it\n";
+      return kExitUsage;
+    }
+  }
   CheckResult r = kc::engine::run_check(a.request);
   if (r.cases.empty() && !r.write_errors.empty()) {  // the trace could not be opened: nothing ran
     for (const auto& e : r.write_errors) std::cerr << "kc: cannot write " << e << "\n";
@@ -425,6 +507,8 @@ int cmd_check(Args& a, bool grade) {
   }
   if (a.sanitizer)
     if (int rc = run_under_sanitizer(a, r); rc >= 0) return rc;
+  if (valgrind)
+    if (int rc = run_under_valgrind(a, r); rc >= 0) return rc;
   if (grade) {
     std::cout << kc::report::render_matrix(r, a.color);
     const std::vector<std::pair<std::string, std::string>> files = {
