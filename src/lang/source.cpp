@@ -110,7 +110,8 @@ std::size_t Diags::error_count() const {
 }
 
 bool valid_contract_id(std::string_view id) {
-  if (id.empty() || !is_ident_start(id[0])) return false;
+  // `--` starts a comment in the .kc form: an id holding it would not read back.
+  if (id.empty() || !is_ident_start(id[0]) || id.find("--") != std::string_view::npos) return false;
   for (char c : id)
     if (!is_ident_char(c) && c != '-') return false;
   return id.back() != '-' && id.back() != '.';

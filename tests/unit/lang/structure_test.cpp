@@ -189,6 +189,9 @@ TEST(Yaml, NamesAreCheckedAsInTheKcForm) {
   auto bad_id = parse_yaml("contracts:\n  - id: \"FA3-FP=\"\n", "i.yaml");
   ASSERT_TRUE(bad_id.has_errors());
   EXPECT_NE(bad_id.diagnostics[0].message.find("malformed contract id 'FA3-FP='"), std::string::npos);
+  auto dashes = parse_yaml("contracts:\n  - id: C--0CRP2\n", "i.yaml");  // `--` starts a .kc comment
+  ASSERT_TRUE(dashes.has_errors());
+  EXPECT_NE(dashes.diagnostics[0].message.find("malformed contract id 'C--0CRP2'"), std::string::npos);
   auto twice = parse_yaml("contracts:\n  - id: C-1\n  - id: C-1\n", "i.yaml");
   ASSERT_TRUE(twice.has_errors());
   EXPECT_NE(twice.diagnostics[0].message.find("defined twice"), std::string::npos);
