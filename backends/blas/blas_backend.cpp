@@ -360,8 +360,7 @@ class BlasImpl final : public Impl {
     decl_.dtypes = {routine.dtype};
     // Accumulator of the routine's precision: REAL (DOUBLE PRECISION)
     // temporaries in the reference routines; SIMD accumulators of the data
-    // type in OpenBLAS and BLIS kernels. (OpenBLAS's x86_64 snrm2 sums in
-    // double and dnrm2 in x87 extended precision: more, never less.)
+    // type in OpenBLAS and BLIS kernels.
     if (routine.accumulates) decl_.accumulator = routine.dtype;
     decl_.determinism = spec.determinism;
     decl_.nan = NanPolicy::kIeeePropagate;
