@@ -14,6 +14,10 @@
 //                               -inf where log(x) ~ -88..-103, declared 3.5 ulp
 //   calib.tanh_clamp5           tanh saturating to +-1 from |x| = 5 on
 //                               (tanh(5) = 0.99990920), declared 4 ulp
+//   calib.erf_scaled_up         erff times (1 + 2^-22): 1.00000024 past x ~ 3.9
+//                               (KC-ELEM-RANGE-1), declared 1 ulp
+//   calib.tanh_round_away       tanhf stepped one float away from zero:
+//                               1 + 2^-23 past x ~ 9 (KC-ELEM-RANGE-2)
 // The good kernels evaluate f in FP64 (glibc's double exp, log, tanh) and
 // round once into FP32: the double result is within 1 ulp of double, so the
 // FP32 result is within 0.5 + 2^-29 FP32 ulps of the exact value, inside every
@@ -86,6 +90,32 @@ void add_elementwise_edge_impls(ImplList& out) {
                             "good: log in FP64 rounded once to FP32 (within 0.5 + 2^-29 ulp), declared 3.5 ulp"),
                  "3.5"),
       [](Call& call) { return unary_kernel(call, [](float v) { return static_cast<float>(std::log(double{v})); }); });
+  // KC-ELEM-RANGE-1 (documented 1 ulp: |erf| <= 1 follows)
+  // erff(x) times (1 + 2^-22), a 2/sqrt(pi) constant rounded up two ulps
+  // (a scale folded into the polynomial's leading coefficient): 2.4e-7
+  // relative everywhere, but past x ~ 3.9, where erf rounds to 1, the result
+  // is 1.00000024.
+  add(out,
+      with_bound(calib_decl("calib.erf_scaled_up", "erf",
+                            "seeded bug: erff(x) * (1 + 2^-22) (a leading constant rounded up): |erf| > 1 in the "
+                            "saturation range, declared 1 ulp"),
+                 "1"),
+      [](Call& call) { return unary_kernel(call, [](float v) { return std::erf(v) * (1.0f + 0x1p-22f); }); });
+  // KC-ELEM-RANGE-2 (documented 1.0001 ulp: |tanh| <= 1 follows)
+  // tanhf's result stepped one float away from zero (the last operation in
+  // round-away mode): one ulp everywhere, 1 + 2^-23 where tanh rounds to 1.
+  add(out,
+      with_bound(calib_decl("calib.tanh_round_away", "tanh",
+                            "seeded bug: tanhf(x) moved one float away from zero (round-away last step): |tanh| > 1 "
+                            "in the saturation range, declared 1.0001 ulp"),
+                 "1.0001"),
+      [](Call& call) {
+        return unary_kernel(call, [](float v) {
+          const float t = std::tanh(v);
+          return std::isnan(t) || t == 0 ? t : std::nextafter(t, std::copysign(INFINITY, t));
+        });
+      });
+
   // KC-ELEM-EDGE-7 and -F7 (documented 4 ulp, Highway's Log and Tanh)
   add(out,
       with_bound(calib_decl("calib.tanh_clamp5", "tanh",

@@ -101,6 +101,7 @@ const std::vector<Property>& properties() {
         add_rope_properties,
         add_matmul_properties,
         add_train_properties,
+        add_elementwise_properties,
     };
     for (const auto& add : families) add(*t);
     for (std::size_t i = 0; i < t->size(); ++i)
