@@ -48,9 +48,11 @@ class CalibrationBackend : public Backend {
     add_ladder_impls(out);
     add_blas_impls(out);
     add_blas1_policy_impls(out);
+    add_gemv_impls(out);
     add_elementwise_impls(out);
     add_elementwise_edge_impls(out);
     add_softmax_impls(out);
+    add_lowprec_impls(out);
     return out;
   }
 };

@@ -136,11 +136,18 @@ Status from_dnnl_error(const dnnl::error& e, const std::string& impl) {
   return kernel_raised(msg);
 }
 
-/// A kc tensor's shape and strides as a oneDNN f32 memory descriptor.
+/// oneDNN's data type for a kc dtype: f32 and bf16 here (2.6 has no f16
+/// kernels for this CPU: dev_guide_data_types lists CPU inference as f32,
+/// bf16, s8/u8); anything else is f32 and rejected by the impl's dtype check.
+memory::data_type dnnl_type(DType t) {
+  return t == DType::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
+}
+
+/// A kc tensor's shape and strides as a oneDNN memory descriptor of its dtype.
 memory::desc md_of(const Tensor& t) {
   Dims dims(t.shape().begin(), t.shape().end());
   Dims strides(t.strides().begin(), t.strides().end());
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, dnnl_type(t.dtype()), strides);
 }
 
 memory mem(const memory::desc& md, const dnnl::engine& eng, const Tensor& t) {
@@ -164,8 +171,8 @@ Result<bool> trans_of(const Call& call, const char* key) {
 /// op(X) of a stored row-major matrix as a logical rows x cols descriptor.
 memory::desc logical_md(const Tensor& t, bool trans) {
   const auto ld = t.strides()[0];
-  if (!trans) return memory::desc({t.dim(0), t.dim(1)}, memory::data_type::f32, Dims{ld, 1});
-  return memory::desc({t.dim(1), t.dim(0)}, memory::data_type::f32, Dims{1, ld});
+  if (!trans) return memory::desc({t.dim(0), t.dim(1)}, dnnl_type(t.dtype()), Dims{ld, 1});
+  return memory::desc({t.dim(1), t.dim(0)}, dnnl_type(t.dtype()), Dims{1, ld});
 }
 
 /// alpha as an output scale, beta as a sum post-op (see the header comment).
@@ -205,7 +212,7 @@ Status run_matmul(Call& call, const Knobs& k, bool inner_product) {
     // Inner product weights are {OC, IC} = {N, K}: op(B) transposed.
     const Dims bd = b_md.dims();
     const auto ldb = b.strides()[0];
-    const memory::desc w_md({bd[1], bd[0]}, memory::data_type::f32, tb ? Dims{ldb, 1} : Dims{1, ldb});
+    const memory::desc w_md({bd[1], bd[0]}, dnnl_type(b.dtype()), tb ? Dims{ldb, 1} : Dims{1, ldb});
     dnnl::inner_product_forward::primitive_desc pd(
         dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, a_md, w_md, c_md), attr, eng);
     dnnl::inner_product_forward(pd).execute(s, {{DNNL_ARG_SRC, mem(a_md, eng, a)},
@@ -246,7 +253,7 @@ Status run_fused(Call& call, const Knobs& k) {
     attr.set_post_ops(po);
   }
   const memory::desc a_md = md_of(a), b_md = md_of(b), c_md = md_of(c);
-  const memory::desc bias_md({1, bias.dim(0)}, memory::data_type::f32, Dims{bias.dim(0), bias.strides()[0]});
+  const memory::desc bias_md({1, bias.dim(0)}, dnnl_type(bias.dtype()), Dims{bias.dim(0), bias.strides()[0]});
   dnnl::engine& eng = cpu_engine();
   dnnl::stream s(eng);
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, bias_md, c_md), attr, eng);
@@ -316,10 +323,10 @@ Status run_reduction(Call& call, Kind kind) {
   memory::desc src_md = md_of(x);
   memory::desc dst_md;
   if (kind == Kind::kSum) {
-    dst_md = memory::desc({1}, memory::data_type::f32, Dims{1});
+    dst_md = memory::desc({1}, dnnl_type(out.dtype()), Dims{1});
   } else {
     if (x.rank() != 2 || out.rank() != 1) return invalid_argument("x must be {rows, cols} and out {rows}");
-    dst_md = memory::desc({x.dim(0), 1}, memory::data_type::f32, Dims{out.strides()[0], 1});
+    dst_md = memory::desc({x.dim(0), 1}, dnnl_type(out.dtype()), Dims{out.strides()[0], 1});
   }
   // oneDNN rejects a reduction that reduces nothing (src dims == dst dims,
   // "could not create a reduction descriptor"): n = 1 or cols = 1.
@@ -348,7 +355,13 @@ Status run_layernorm(Call& call) {
   Tensor& y = call.t("y");
   if (x.strides() != y.strides()) return unimplemented("x and y must share a layout (one layer-norm data descriptor)");
   const memory::desc md = md_of(x);
-  const memory::desc g_md = md_of(gamma), b_md = md_of(beta);
+  // Scale and shift are f32 in 2.6 whatever the data type
+  // (dev_guide_layer_normalization): bf16 gamma and beta widen exactly.
+  std::vector<float> g32(static_cast<std::size_t>(gamma.numel())), b32(static_cast<std::size_t>(beta.numel()));
+  for (std::int64_t i = 0; i < gamma.numel(); ++i) g32[static_cast<std::size_t>(i)] = static_cast<float>(gamma.at(i));
+  for (std::int64_t i = 0; i < beta.numel(); ++i) b32[static_cast<std::size_t>(i)] = static_cast<float>(beta.at(i));
+  const memory::desc g_md({gamma.numel()}, memory::data_type::f32, Dims{1});
+  const memory::desc b_md({beta.numel()}, memory::data_type::f32, Dims{1});
   const auto eps = static_cast<float>(call.get_double("eps", 1e-5));
   dnnl::engine& eng = cpu_engine();
   dnnl::stream s(eng);
@@ -357,8 +370,8 @@ Status run_layernorm(Call& call) {
       dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, eps, flags), eng);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(md, eng, x)},
                                        {DNNL_ARG_DST, mem(md, eng, y)},
-                                       {DNNL_ARG_SCALE, mem(g_md, eng, gamma)},
-                                       {DNNL_ARG_SHIFT, mem(b_md, eng, beta)}};
+                                       {DNNL_ARG_SCALE, memory(g_md, eng, g32.data())},
+                                       {DNNL_ARG_SHIFT, memory(b_md, eng, b32.data())}};
   // Inference computes the statistics itself; some implementations still want
   // buffers for them (the descriptors say so by a non-zero size).
     if (pd.mean_desc().get_size() != 0) args.emplace(DNNL_ARG_MEAN, memory(pd.mean_desc(), eng));
@@ -396,8 +409,9 @@ class OnednnImpl final : public Impl {
 
   Status run(Call& call) const override {
     for (const Tensor& t : call.tensors)
-      if (t.dtype() != DType::kF32)
-        return unimplemented(decl_.name + " takes FP32 tensors, got " + std::string(dtype_name(t.dtype())));
+      if (std::find(decl_.dtypes.begin(), decl_.dtypes.end(), t.dtype()) == decl_.dtypes.end())
+        return unimplemented(decl_.name + " takes " + std::string(dtype_name(decl_.dtypes.front())) +
+                             " tensors, got " + std::string(dtype_name(t.dtype())));
     if (knobs_.isa) KC_RETURN_IF_ERROR(apply_isa(*knobs_.isa, decl_.name));
 #if KC_ONEDNN_OPENMP
     const int previous = omp_get_max_threads();
@@ -548,6 +562,23 @@ class OnednnBackend final : public Backend {
     for (const Row& row : kRows)
       impls_.push_back(std::make_shared<OnednnImpl>(declaration_of(row, std::string("onednn.") + row.suffix, ""),
                                                     row.kind, Knobs{}));
+    // bf16 data, f32 accumulation: "oneDNN uses wider accumulator datatypes
+    // (... f32 for floating-point computations), and converts intermediate
+    // results to f32" (dev_guide_data_types, General numerical behavior); CPU
+    // inference takes f32, bf16, s8/u8 there, and 2.6 builds its bf16 kernels
+    // for avx512_core and up (measured: matmul brg:avx512_core_bf16, softmax
+    // jit:avx512_core, layer norm simple, eltwise and reduction
+    // jit:avx512_core_bf16 on this CPU; no f16 primitive is created).
+    if (host_has("avx512bw")) {
+      for (const Row& row : kRows) {
+        const std::string s = row.suffix;
+        if (s == "inner_product" || s == "fused_matmul" || s == "norm2" || s == "gelu_tanh" || s == "log") continue;
+        Declaration d = declaration_of(row, std::string("onednn.") + row.suffix + "_bf16", ", bf16 data");
+        d.dtypes = {DType::kBF16};
+        d.source += ", dev_guide_data_types (bf16 data, f32 accumulation and intermediates)";
+        impls_.push_back(std::make_shared<OnednnImpl>(std::move(d), row.kind, Knobs{}));
+      }
+    }
     const Row& mm = kRows[0];
     const Row& sm = kRows[3];
     // fpmath_mode = bf16: f32 inputs may be rounded to bf16 where the CPU has bf16 kernels.

@@ -50,6 +50,7 @@ struct Expr {
 struct ExprEnv {
   std::map<std::string, double> vars;   ///< N, K, M, max|x|, sum|x|, ...
   std::optional<DType> precision;       ///< what P means
+  std::optional<DType> accumulator;     ///< what ACC means: the impl's declared accumulator
 };
 
 // ---------------------------------------------------------------------------

@@ -39,6 +39,9 @@ struct Param {
 struct Config {
   std::map<std::string, std::string> params;
   DType dtype = DType::kF32;
+  /// The impl's declared accumulator, what ACC means in a tolerance
+  /// expression (not a parameter: never in to_string or a repro line).
+  std::optional<DType> accumulator;
 
   std::string get(const std::string& key, const std::string& fallback = {}) const;
   std::int64_t get_int(const std::string& key, std::int64_t fallback = 0) const;

@@ -110,6 +110,7 @@ Status property_tolerance(const Tolerance& tol, const Op& op, const Call& call, 
   ExprEnv env;
   env.vars = op.expr_vars(call);
   env.precision = call.config.dtype;
+  env.accumulator = call.config.accumulator;
   switch (t->kind) {
     case Tolerance::Kind::kBound: {
       KC_ASSIGN_OR_RETURN(ctx->factor, lang::eval_expr(t->value, env));
@@ -405,6 +406,7 @@ class NumericJudge final : public Judge {
     ExprEnv env;
     env.vars = c.op.expr_vars(s.call);
     env.precision = s.call.config.dtype;
+    env.accumulator = s.call.config.accumulator;
     auto factor = lang::eval_expr(s.fast_tol->value, env);
     if (!factor.ok()) return Step::end_case(Verdict::kUnderSpecified, factor.status().message());
     verify::Options vo;

@@ -327,6 +327,7 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
   for (DType t : dtypes) {
     Config c;
     c.dtype = t;
+    c.accumulator = decl.accumulator;
     for (const auto& p : op.params()) c.params[p.name] = p.default_value;
     configs.push_back(c);
   }

@@ -14,6 +14,7 @@ Result<std::vector<double>> allowed_errors(const Tolerance& tol, const Op& op, c
   ExprEnv env;
   env.vars = op.expr_vars(call);
   env.precision = call.config.dtype;
+  env.accumulator = call.config.accumulator;
   const std::size_t n = ref.size();
   switch (tol.kind) {
     case Tolerance::Kind::kAbsolute: {
@@ -71,6 +72,7 @@ Result<std::vector<double>> output_ratios(const Tolerance& tol, const Op& op, co
     ExprEnv env;
     env.vars = op.expr_vars(call);
     env.precision = call.config.dtype;
+  env.accumulator = call.config.accumulator;
     KC_ASSIGN_OR_RETURN(double ulps, lang::eval_expr(t->value, env));
     const DType out_t = call.t(output).dtype();
     allowed->assign(got.size(), 0.0);

@@ -229,12 +229,17 @@ std::optional<DType> precision_arg(const Expr& e, const ExprEnv& env, std::strin
       *error = "P (the config's precision) is not known here";
       return std::nullopt;
     }
+    if (e.name == "ACC") {
+      if (env.accumulator) return env.accumulator;
+      *error = "ACC (the impl's declared accumulator) is not known here: the impl declares no accumulator";
+      return std::nullopt;
+    }
     if (auto t = parse_dtype(e.name)) return t;
   }
   // Appended piecewise: GCC 12 at -O3 reports a false -Wrestrict on "'" + s + "...".
   std::string msg = "'";
   msg += print_expr(e);
-  msg += "' is not a precision (FP64, FP32, TF32, BF16, FP16, FP8E4M3, FP8E5M2 or P)";
+  msg += "' is not a precision (FP64, FP32, TF32, BF16, FP16, FP8E4M3, FP8E5M2, P or ACC)";
   *error = std::move(msg);
   return std::nullopt;
 }

@@ -292,6 +292,19 @@ TEST(Expr, GammaAndUnitRoundoff) {
   EXPECT_DOUBLE_EQ(*eval_expr(*parse_expr("eps(BF16)"), env), std::ldexp(1.0, -7));
 }
 
+TEST(Expr, AccIsTheDeclaredAccumulator) {
+  ExprEnv env;
+  env.vars = {{"K", 256}};
+  env.precision = DType::kBF16;
+  auto none = eval_expr(*parse_expr("gamma(K, ACC)"), env);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("declares no accumulator"), std::string::npos) << none.status().message();
+  env.accumulator = DType::kF32;
+  const double u = std::ldexp(1.0, -24);
+  EXPECT_DOUBLE_EQ(*eval_expr(*parse_expr("gamma(K, ACC)"), env), 256 * u / (1 - 256 * u));
+  EXPECT_DOUBLE_EQ(*eval_expr(*parse_expr("u(P)"), env), std::ldexp(1.0, -8));
+}
+
 TEST(Expr, PrecedenceAndParensSurvivePrinting) {
   for (const char* s : {"a - (b - c)", "a / (b * c)", "(a + b) * c", "-(a + b)", "2 ^ 3 ^ 2", "(2 ^ 3) ^ 2",
                         "min(a, b, 3)", "sqrt(K) * u(P)"}) {
