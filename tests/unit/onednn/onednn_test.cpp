@@ -188,6 +188,35 @@ TEST_F(Onednn, LayernormConforms) {
   expect_conforming(check_file("contracts/transformer/KC-NORM-01.kc", "KC-NORM-02", "onednn.layernorm"));
 }
 
+// bf16 data with f32 accumulation (dev_guide_data_types): held to the bound
+// of the declared FP32 accumulator plus one rounding of the result to bf16.
+TEST_F(Onednn, Bf16ImplsDeclareFp32AccumulationAndKeepIt) {
+  const Declaration& d = registry().find_impl("onednn.matmul_bf16")->declaration();
+  EXPECT_EQ(d.dtypes, std::vector<DType>{DType::kBF16});
+  EXPECT_EQ(d.accumulator, DType::kF32);
+  EXPECT_NE(d.source.find("dev_guide_data_types"), std::string::npos);
+  expect_conforming(check_file("contracts/lowprec/KC-GEMM-BF16-01.kc", "KC-GEMM-BF16-01", "onednn.matmul_bf16"));
+  const char* softmax = R"(
+contract T-ONEDNN-SOFTMAX-BF16 {
+  scope      softmax
+  pre        precision(x, y) in {BF16} and value_range(x) normal(0, 3)
+             and rows in {4} and cols in {128, 1000}
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  bound gamma(cols + 2 * max|x| + 4, ACC) * |y|
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config; compute max bound_ratio; pass if <= 1
+  violation  "softmax error beyond f32 intermediates and one bf16 rounding" signature PRECISION_FINGERPRINT
+}
+)";
+  // oneDNN states no accuracy for softmax (accuracy = UNDOCUMENTED): a result
+  // beyond the bound is a measurement, not a violation, and says so.
+  const engine::CaseResult r = check_text(softmax, "onednn.softmax_bf16");
+  if (r.verdict != Verdict::kConforming) {
+    EXPECT_EQ(r.verdict, Verdict::kUnderSpecified) << r.reason;
+    EXPECT_NE(r.reason.find("accuracy = UNDOCUMENTED"), std::string::npos) << r.reason;
+  }
+}
+
 // ---- Verdicts the documentation predicts.
 
 TEST_F(Onednn, BetaZeroLeavesCUnread) {
