@@ -142,6 +142,7 @@ class YamlParser {
                                                   "class",     "scope",     "pre",     "post",
                                                   "tolerance", "reference", "measure", "violation",
                                                   "comments",  "depends"};
+    std::vector<std::string> seen;
     for (auto it = n.begin(); it != n.end(); ++it) {
       const std::string key = scalar_key(it->first);
       const YAML::Node v = it->second;
@@ -149,6 +150,13 @@ class YamlParser {
         unknown(it->first, key, keys);
         continue;
       }
+      // A key given twice is a duplicate clause, as in the .kc form: the
+      // second would silently replace part of the first.
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+        d_.error(at(it->first.Mark()), 0, "duplicate key '" + key + "' in contract", "each key once");
+        continue;
+      }
+      seen.push_back(key);
       if (key == "id") {
         c.id = text(v);
         c.loc = at(v.Mark()).loc(0);
@@ -404,7 +412,9 @@ std::string print_yaml(const Document& doc) {
           emit_list(e, "pre", lines);
         } else if (keys[i] == "violation" && infos[i]->gap.empty()) {
           e << YAML::Key << "violation" << YAML::Value << YAML::BeginMap;
-          if (!c.violation.text.empty()) emit_text(e, "text", c.violation.text);
+          // An empty text with no signature is still written: `violation: {}`
+          // would read back as a clause with nothing in it, not an empty text.
+          if (!c.violation.text.empty() || c.violation.signatures.empty()) emit_text(e, "text", c.violation.text);
           if (!c.violation.signatures.empty()) {
             std::vector<std::string> sigs;
             for (const auto& s : c.violation.signatures) sigs.push_back(s.to_string());

@@ -171,6 +171,23 @@ TEST(Yaml, MultiLineTextSurvivesTheKcForm) {
   EXPECT_EQ(back.document.contracts.at(0).violation.text, text);
 }
 
+TEST(Yaml, AKeyGivenTwiceInAContractIsAnError) {
+  auto y = parse_yaml("contracts:\n  - id: C-1\n    violation: \"a\"\n    post: \"x\"\n    violation: \"b\"\n",
+                      "d.yaml");
+  ASSERT_TRUE(y.has_errors());
+  EXPECT_NE(y.diagnostics[0].message.find("duplicate key 'violation'"), std::string::npos) << y.diagnostics[0].render();
+  EXPECT_EQ(y.diagnostics[0].loc.line, 5);
+}
+
+TEST(Yaml, AnEmptyViolationTextReadsBack) {
+  auto y = parse_yaml("contracts:\n  - id: C-1\n    violation:\n      text: \"\"\n", "e.yaml");
+  ASSERT_FALSE(y.has_errors()) << y.diagnostics[0].render();
+  auto back = parse_yaml(print_yaml(y.document), "p.yaml");
+  ASSERT_FALSE(back.has_errors()) << print_yaml(y.document);
+  EXPECT_EQ(back.document.contracts.at(0).content_hash(), y.document.contracts.at(0).content_hash())
+      << print_yaml(y.document);
+}
+
 TEST(Yaml, ALineBreakInASignatureArgumentIsASpace) {
   auto y = parse_yaml(
       "contracts:\n  - id: C-1\n    violation:\n      signatures: [\"PRECISION_FINGERPRINT(fp16\\nacc)\"]\n",
