@@ -41,7 +41,7 @@ struct Config {
   DType dtype = DType::kF32;
   /// The impl's declared accumulator, what ACC means in a tolerance
   /// expression (not a parameter: never in to_string or a repro line).
-  std::optional<DType> accumulator;
+  std::optional<DType> accumulator = std::nullopt;
 
   std::string get(const std::string& key, const std::string& fallback = {}) const;
   std::int64_t get_int(const std::string& key, std::int64_t fallback = 0) const;
