@@ -41,7 +41,9 @@
 // libsleef whatever the compiler flags. Declared as sleef.h does (const).
 #define KC_SLEEF_PROTOS(F, A)                                                       \
   extern "C" __attribute__((const)) float Sleef_##F##f1_##A##purecfma(float);        \
+  extern "C" __attribute__((const)) __m256 Sleef_##F##f8_##A##avx(__m256);           \
   extern "C" __attribute__((const)) __m256 Sleef_##F##f8_##A##avx2(__m256);          \
+  extern "C" __attribute__((const)) __m512 Sleef_##F##f16_##A##avx512fnofma(__m512);  \
   extern "C" __attribute__((const)) __m256 Sleef_##F##f8_##A##fma4(__m256);          \
   extern "C" __attribute__((const)) __m512 Sleef_##F##f16_##A##avx512f(__m512);
 KC_SLEEF_PROTOS(exp, u10)
@@ -79,8 +81,20 @@ using Kernel = void (*)(const float* x, float* y, std::int64_t n);
   __attribute__((target("fma"))) void F##_##A##_purecfma(const float* x, float* y, std::int64_t n) { \
     for (std::int64_t i = 0; i < n; ++i) y[i] = Sleef_##F##f1_##A##purecfma(x[i]);                  \
   }                                                                                                 \
+  void F##_##A##_sse2(const float* x, float* y, std::int64_t n) {                                   \
+    KC_SLEEF_VEC_LOOP(4, _mm_loadu_ps, _mm_storeu_ps, Sleef_##F##f4_##A##sse2)                      \
+  }                                                                                                 \
   __attribute__((target("sse4.1"))) void F##_##A##_sse4(const float* x, float* y, std::int64_t n) { \
     KC_SLEEF_VEC_LOOP(4, _mm_loadu_ps, _mm_storeu_ps, Sleef_##F##f4_##A##sse4)                      \
+  }                                                                                                 \
+  __attribute__((target("avx2,fma"))) void F##_##A##_avx2128(const float* x, float* y, std::int64_t n) { \
+    KC_SLEEF_VEC_LOOP(4, _mm_loadu_ps, _mm_storeu_ps, Sleef_##F##f4_##A##avx2128)                   \
+  }                                                                                                 \
+  __attribute__((target("avx"))) void F##_##A##_avx(const float* x, float* y, std::int64_t n) {     \
+    KC_SLEEF_VEC_LOOP(8, _mm256_loadu_ps, _mm256_storeu_ps, Sleef_##F##f8_##A##avx)                 \
+  }                                                                                                 \
+  __attribute__((target("avx512f"))) void F##_##A##_avx512fnofma(const float* x, float* y, std::int64_t n) { \
+    KC_SLEEF_VEC_LOOP(16, _mm512_loadu_ps, _mm512_storeu_ps, Sleef_##F##f16_##A##avx512fnofma)      \
   }                                                                                                 \
   __attribute__((target("avx2,fma"))) void F##_##A##_avx2(const float* x, float* y, std::int64_t n) { \
     KC_SLEEF_VEC_LOOP(8, _mm256_loadu_ps, _mm256_storeu_ps, Sleef_##F##f8_##A##avx2)                \
@@ -112,6 +126,7 @@ struct Isa {
 bool always() { return true; }
 bool has_fma() { return __builtin_cpu_supports("fma"); }
 bool has_sse41() { return __builtin_cpu_supports("sse4.1"); }
+bool has_avx() { return __builtin_cpu_supports("avx"); }
 bool has_avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 bool has_fma4() { return __builtin_cpu_supports("avx") && __builtin_cpu_supports("fma4"); }
 bool has_avx512f() { return __builtin_cpu_supports("avx512f"); }
@@ -119,11 +134,16 @@ bool has_avx512f() { return __builtin_cpu_supports("avx512f"); }
 constexpr Isa kIsas[] = {
     {"purec", "nothing beyond x86-64", "1", "scalar, plain C", always},
     {"purecfma", "FMA3", "1", "scalar, FMA", has_fma},
-    {"sse4", "SSE4.1", "4", "4 lanes", has_sse41},
-    {"avx2", "AVX2 and FMA3", "8", "8 lanes", has_avx2_fma},
-    {"avx512f", "AVX-512F", "16", "16 lanes", has_avx512f},
-    {"fma4", "AVX and AMD FMA4", "8", "8 lanes", has_fma4},
+    {"sse2", "nothing beyond x86-64", "4", "4 lanes, no FMA", always},
+    {"sse4", "SSE4.1", "4", "4 lanes, no FMA", has_sse41},
+    {"avx2128", "AVX2 and FMA3", "4", "4 lanes, FMA", has_avx2_fma},
+    {"avx", "AVX", "8", "8 lanes, no FMA", has_avx},
+    {"avx2", "AVX2 and FMA3", "8", "8 lanes, FMA", has_avx2_fma},
+    {"avx512f", "AVX-512F", "16", "16 lanes, FMA", has_avx512f},
+    {"avx512fnofma", "AVX-512F", "16", "16 lanes, no FMA", has_avx512f},
+    {"fma4", "AVX and AMD FMA4", "8", "8 lanes, FMA4", has_fma4},
 };
+constexpr std::size_t kNumIsas = std::size(kIsas);
 
 /// One function in one accuracy class: its kernels per ISA (kIsas order) and
 /// the bound SLEEF documents for it.
@@ -132,11 +152,13 @@ struct Fn {
   const char* accuracy;  ///< "u10" | "u35"
   const char* ulp_bound;  ///< as documented, in ULP of the exact value
   const char* doc;       ///< the sentence the bound is taken from
-  Kernel kernels[6];
+  Kernel kernels[kNumIsas];  ///< in kIsas order
 };
 
 #define KC_SLEEF_FN(F, A, B, DOC) \
-  {#F, #A, B, DOC, {F##_##A##_purec, F##_##A##_purecfma, F##_##A##_sse4, F##_##A##_avx2, F##_##A##_avx512f, F##_##A##_fma4}}
+  {#F, #A, B, DOC,                                                                                   \
+   {F##_##A##_purec, F##_##A##_purecfma, F##_##A##_sse2, F##_##A##_sse4, F##_##A##_avx2128, F##_##A##_avx, \
+    F##_##A##_avx2, F##_##A##_avx512f, F##_##A##_avx512fnofma, F##_##A##_fma4}}
 
 const Fn kFns[] = {
     KC_SLEEF_FN(exp, u10, "1", "Sleef_expf_u10: 'The error bound of the returned value is 1.0 ULP'"),
@@ -213,7 +235,7 @@ class SleefBackend final : public Backend {
   std::vector<std::shared_ptr<const Impl>> impls() override {
     std::vector<std::shared_ptr<const Impl>> out;
     for (const Fn& fn : kFns)
-      for (std::size_t i = 0; i < std::size(kIsas); ++i) out.push_back(std::make_shared<SleefImpl>(fn, i));
+      for (std::size_t i = 0; i < kNumIsas; ++i) out.push_back(std::make_shared<SleefImpl>(fn, i));
     return out;
   }
 };

@@ -9,8 +9,8 @@
 
 namespace kc::backends {
 
-/// Impls sleef.<fn>_<u10|u35>_<isa> for isa in {purec, purecfma, sse4, avx2,
-/// avx512f, fma4}. Unavailable, with the reason, when kc was built without
+/// Impls sleef.<fn>_<u10|u35>_<isa> for isa in {purec, purecfma, sse2, sse4,
+/// avx2128, avx, avx2, avx512f, avx512fnofma, fma4}. Unavailable, with the reason, when kc was built without
 /// SLEEF (Debian: libsleef-dev). An ISA this CPU lacks (cpuid) is listed and
 /// its cases are skipped with the reason; its code is never called.
 std::unique_ptr<Backend> make_sleef_backend();

@@ -14,7 +14,12 @@
 namespace kc::backend_test {
 namespace {
 
-const char* const kIsas[] = {"purec", "purecfma", "sse4", "avx2", "avx512f", "fma4"};
+const char* const kIsas[] = {"purec", "purecfma", "sse2", "sse4",         "avx2128",
+                             "avx",   "avx2",     "avx512f", "avx512fnofma", "fma4"};
+/// SLEEF's code paths without fused multiply-add.
+bool no_fma(const std::string& isa) {
+  return isa == "purec" || isa == "sse2" || isa == "sse4" || isa == "avx" || isa == "avx512fnofma";
+}
 
 struct FnClass {
   const char* fn;
@@ -70,7 +75,7 @@ TEST_F(SleefBackend, AnIsaTheCpuLacksIsSkippedWithTheReason) {
 // Lanes are independent in SLEEF, so a vector impl on n = 37 (full vectors
 // and a padded remainder) gives, element by element, what it gives on n = 1.
 TEST_F(SleefBackend, VectorRemainderMatchesOneElementCalls) {
-  for (const char* isa : {"sse4", "avx2", "avx512f"}) {
+  for (const char* isa : {"sse2", "sse4", "avx2128", "avx", "avx2", "avx512f", "avx512fnofma"}) {
     const std::string name = std::string("sleef.tanh_u35_") + isa;
     if (!runs(name)) continue;
     const Call call = make_call("tanh", {{"n", "37"}}, 11);
@@ -116,8 +121,8 @@ TEST_F(SleefBackend, SpecialValuesAreC99s) {
 }
 
 // The exactness contracts on every runnable impl: conforming, except erff's
-// non-FMA paths (plain C and SSE4), which return results two steps from the
-// correctly rounded value near FLT_MIN (1.93 ULP of the exact value; SLEEF
+// non-FMA paths (plain C, SSE2, SSE4, AVX, AVX-512 without FMA), which
+// return results two steps from the correctly rounded value near FLT_MIN (1.93 ULP of the exact value; SLEEF
 // documents 1.0): tests/repro/sleef_erff_tiny.c reproduces it without kc.
 TEST_F(SleefBackend, ExactnessContractsGiveTheDocumentedVerdicts) {
   const struct {
@@ -131,7 +136,7 @@ TEST_F(SleefBackend, ExactnessContractsGiveTheDocumentedVerdicts) {
       if (!runs(name)) continue;
       const auto cases = smoke_check("contracts/elementwise/KC-ELEM-EDGE.kc", row.contract, name);
       ASSERT_EQ(cases.size(), 1u) << name;
-      const bool erf_no_fma = std::string(row.fn) == "erf_u10" && (std::string(isa) == "purec" || std::string(isa) == "sse4");
+      const bool erf_no_fma = std::string(row.fn) == "erf_u10" && no_fma(isa);
       if (erf_no_fma) {
         EXPECT_EQ(cases[0].verdict, engine::Verdict::kViolation) << describe(cases[0]);
         EXPECT_NE(describe(cases[0]).find("TOLERANCE_EXCEEDED(2)"), std::string::npos) << describe(cases[0]);
