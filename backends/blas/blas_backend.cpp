@@ -230,6 +230,45 @@ Status run_iamax(const BlasLibrary& lib, Call& call) {
   return ok_status();
 }
 
+// --- Level 2: gemv. A row-major M x N matrix with leading dimension lda is,
+// to a column-major routine, the N x M matrix A^T with the same lda; so
+// y = A x is ?gemv('T') on it and y = A^T x is ?gemv('N'), with m = N, n = M.
+// beta goes through unchanged and y is not pre-cleared: what the library does
+// with beta = 0 ("When BETA is supplied as zero then Y need not be set on
+// input", sgemv.f) is what gets measured.
+
+template <typename T>
+using GemvFn = void (*)(const char*, const FortranInt*, const FortranInt*, const T*, const T*, const FortranInt*,
+                        const T*, const FortranInt*, const T*, T*, const FortranInt*, std::size_t);
+
+template <typename T>
+Status run_gemv(const BlasLibrary& lib, Call& call) {
+  for (const char* name : {"A", "x", "y"}) KC_RETURN_IF_ERROR(check_dtype(call, name, kDTypeOf<T>));
+  KC_ASSIGN_OR_RETURN(char trans, trans_flag(call, "trans"));
+  Tensor& a = call.t("A");
+  if (a.rank() != 2) return invalid_argument("A must be rank 2");
+  const std::int64_t m = a.dim(0), n = a.dim(1);
+  KC_ASSIGN_OR_RETURN(MatrixArg am, matrix_arg(a, "A", m, n));
+  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
+  KC_ASSIGN_OR_RETURN(VectorArg y, vector_arg(call.t("y"), "y"));
+  const std::int64_t want_x = trans == 'N' ? n : m, want_y = trans == 'N' ? m : n;
+  if (x.n != want_x || y.n != want_y) {
+    return invalid_argument("x has " + std::to_string(x.n) + " elements and y " + std::to_string(y.n) +
+                            "; trans = " + std::string(1, trans) + " wants " + std::to_string(want_x) + " and " +
+                            std::to_string(want_y));
+  }
+  KC_ASSIGN_OR_RETURN(FortranInt m32, to_fortran_int(n, "M (columns of A)"));
+  KC_ASSIGN_OR_RETURN(FortranInt n32, to_fortran_int(m, "N (rows of A)"));
+  const char blas_trans = trans == 'N' ? 'T' : 'N';
+  const T alpha = static_cast<T>(call.get_double("alpha", 1.0));
+  const T beta = static_cast<T>(call.get_double("beta", 0.0));
+  KC_ASSIGN_OR_RETURN(GemvFn<T> fn, entry<GemvFn<T>>(lib, routine_name<T>("gemv")));
+  // The trailing 1 is gfortran's hidden length of the CHARACTER*1 TRANS.
+  fn(&blas_trans, &m32, &n32, &alpha, a.data<T>(), &am.ld, call.t("x").data<T>(), &x.inc, &beta,
+     call.t("y").data<T>(), &y.inc, 1);
+  return ok_status();
+}
+
 constexpr char kAsumStem[] = "asum";
 constexpr char kNrm2Stem[] = "nrm2";
 
@@ -345,6 +384,9 @@ constexpr Routine kRoutines[] = {
     {"dnrm2", "nrm2", &run_reduction<double, kNrm2Stem>, true, "sqrt(sum x_i^2), scaled (FP64)", DType::kF64},
     {"dscal", "scal", &run_scal<double>, false, "x = alpha x (FP64)", DType::kF64},
     {"idamax", "iamax", &run_iamax<double>, false, "first index of max |x_i| (0-based, FP64)", DType::kF64},
+    {"sgemv", "gemv", &run_gemv<float>, true, "y = alpha op(A) x + beta y (row-major via A^T)"},
+    {"dgemv", "gemv", &run_gemv<double>, true, "y = alpha op(A) x + beta y (row-major via A^T, FP64)",
+     DType::kF64},
 };
 
 class BlasImpl final : public Impl {
@@ -560,6 +602,14 @@ const FreshCopy& blis_arch_copy(const BlasLibrary& base, int id) {
 /// why not. Probes (a child) once per process and library file
 /// (blis_arch_probe keeps the answer).
 std::string blis_arch_blocker(const BlasLibrary& base, int id, const BlisSubconfig& sc) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // No copy is made in these builds (blis_arch_copy), so none is probed either.
+  (void)base;
+  (void)id;
+  (void)sc;
+  return "sub-configuration impls are disabled in sanitizer builds (dlmopen namespaces are not supported by "
+         "ASan/TSan)";
+#else
   if (std::string missing = missing_cpu_features(sc); !missing.empty()) {
     return std::string("sub-configuration ") + sc.name + " needs " + missing +
            " (BLIS's own detection requires it, bli_cpuid_is_" + sc.name + "), which this CPU lacks";
@@ -569,6 +619,7 @@ std::string blis_arch_blocker(const BlasLibrary& base, int id, const BlisSubconf
            probed.status().message();
   }
   return "";
+#endif
 }
 
 class BlisArchImpl final : public Impl {

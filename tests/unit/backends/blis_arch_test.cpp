@@ -173,6 +173,7 @@ TEST(BlisArch, OneSgemmAndSdotImplPerSubconfiguration) {
 // A sub-configuration the CPU lacks features for is not applicable with the
 // features named, in both isolation modes (no copy is ever made of it).
 TEST(BlisArch, UnrunnableSubconfigurationIsNotApplicableWithTheReason) {
+  if (kSanitized) GTEST_SKIP() << "sub-configuration impls are disabled in sanitizer builds";
   if (!registry().find_impl("blis.sgemm")) GTEST_SKIP() << backend_test::backend_info("blis").reason;
   const backends::BlisSubconfig* sc = unrunnable_subconfig();
   if (!sc) GTEST_SKIP() << "this CPU runs every x86_64 sub-configuration";
