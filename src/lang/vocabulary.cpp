@@ -30,6 +30,7 @@ std::vector<std::string>& op_classes() {
       "gelu_erf",    "gelu_tanh", "silu",            "exp",         "log",
       "tanh",        "erf",       "all_reduce",      "reduce_scatter", "all_gather",
       "sequential_matmul",
+      "gemv",
       "mlp_train_step",
       "layernorm",   "rmsnorm",   "rope",        "swiglu",
       // training ops (issue #6, docs/transformer-training.md)

@@ -13,6 +13,7 @@
 #include "kc/bound.h"
 #include "kc/dtype.h"
 #include "ops/blas1/blas1.h"
+#include "ops/gemv/gemv.h"
 #include "ops/class_ops.h"
 #include "ops/matmul/matmul.h"
 #include "ops/probe.h"
@@ -124,6 +125,7 @@ Status register_builtin_ops(OpRegistry& registry) {
   // follow from their own table (ops/class_ops.cpp).
   const std::function<std::unique_ptr<Op>()> table[] = {
       [] { return ops::make_matmul_op(); },
+      [] { return ops::make_gemv_op(); },
       [] { return ops::make_blas1_op(Blas1Kind::kDot); },
       [] { return ops::make_blas1_op(Blas1Kind::kAsum); },
       [] { return ops::make_blas1_op(Blas1Kind::kNrm2); },
