@@ -1,6 +1,6 @@
 // The small-shape GEMM contracts (KC-GEMM-04/05/06) against the real
 // libraries, one config each: what kc reports where BLIS 0.9's haswell-family
-// small-matrix kernels read past the end of C (docs/findings.md), and that
+// small-matrix kernels read past the end of C or A (docs/findings.md), and that
 // the libraries without that over-read conform on the same config. The whole
 // sweeps run in `kc grade`; tests/repro/blis_sgemm_sup_overread.c shows the
 // over-read without kc.
@@ -90,6 +90,24 @@ TEST(BlasSmallShapes, BlisBetaZeroLeavesCUnread) {
   const engine::CaseResult c =
       run_one("contracts/blas/KC-GEMM-06.kc", "KC-GEMM-06", "blis.sgemm_arch_haswell", config);
   EXPECT_EQ(c.verdict, engine::Verdict::kConforming) << c.reason;
+}
+
+// The second over-read: row-major A (the library's B) read past its end when
+// op(B) is transposed, M = 4, N >= 16 and K is not a multiple of 8, at any beta.
+TEST(BlasSmallShapes, BlisHaswellKernelsReadPastTheEndOfA) {
+  if (kSanitized) GTEST_SKIP() << "sub-configuration impls are disabled in sanitizer builds";
+  if (!registry().find_impl("blis.sgemm")) GTEST_SKIP() << backend_test::backend_info("blis").reason;
+  if (!can_run("haswell")) GTEST_SKIP() << "this CPU cannot run BLIS's haswell sub-configuration";
+  const std::string config =
+      "dtype=FP32 K=5 M=4 N=16 alpha=1 beta=0 lda_pad=0 ldb_pad=0 ldc_pad=0 trans_a=N trans_b=T";
+  const engine::CaseResult c =
+      run_one("contracts/blas/KC-GEMM-06.kc", "KC-GEMM-06", "blis.sgemm_arch_haswell", config);
+  EXPECT_EQ(c.verdict, engine::Verdict::kError) << c.reason;
+  ASSERT_EQ(c.signatures.size(), 1u) << c.reason;
+  EXPECT_EQ(c.signatures[0].to_string(), "GUARD_READ(A, after)");
+  const engine::CaseResult generic =
+      run_one("contracts/blas/KC-GEMM-06.kc", "KC-GEMM-06", "blis.sgemm_arch_generic", config);
+  EXPECT_EQ(generic.verdict, engine::Verdict::kConforming) << generic.reason;
 }
 
 }  // namespace
