@@ -447,6 +447,9 @@ class BlasImpl final : public Impl {
 // Thread-pinned variants of sgemm, for libraries with a thread knob.
 constexpr int kPinnedThreads[] = {1, 2};
 static_assert(std::string_view(kRoutines[0].suffix) == "sgemm");
+static_assert(std::string_view(kRoutines[1].suffix) == "sdot");
+constexpr std::size_t kSscalRow = 4;
+static_assert(std::string_view(kRoutines[kSscalRow].suffix) == "sscal");
 
 // --- Core-type impls: the kernel sets of a DYNAMIC_ARCH OpenBLAS as separate impls.
 //
@@ -529,7 +532,7 @@ class CoreTypeImpl final : public Impl {
     decl_.op = routine.op;
     decl_.backend = spec.name;
     decl_.dtypes = {DType::kF32};
-    decl_.accumulator = DType::kF32;  // single precision SIMD accumulators, as above
+    if (routine.accumulates) decl_.accumulator = DType::kF32;  // single precision SIMD accumulators, as above
     decl_.determinism = spec.determinism;
     decl_.nan = NanPolicy::kIeeePropagate;
     decl_.denormal = DenormalPolicy::kIeee;
@@ -632,7 +635,7 @@ class BlisArchImpl final : public Impl {
     decl_.op = routine.op;
     decl_.backend = spec.name;
     decl_.dtypes = {DType::kF32};
-    decl_.accumulator = DType::kF32;  // single precision SIMD accumulators, as above
+    if (routine.accumulates) decl_.accumulator = DType::kF32;  // single precision SIMD accumulators, as above
     decl_.determinism = spec.determinism;
     decl_.nan = NanPolicy::kIeeePropagate;
     decl_.denormal = DenormalPolicy::kIeee;
@@ -708,7 +711,7 @@ class BlasBackend final : public Backend {
       if (has_core_types()) {
         std::string cores;
         for (const CoreType& ct : kOpenBlasCoreTypes) cores += (cores.empty() ? "" : ", ") + std::string(ct.label);
-        info.reason += "; core-type impls (sgemm/sdot_core_<type>, each a fresh copy verified in the worker, "
+        info.reason += "; core-type impls (sgemm/sdot/sscal_core_<type>, each a fresh copy verified in the worker, "
                        "not applicable where the core does not read back): " + cores;
       }
       if (std::string why = arch_unrunnable(*lib_); !why.empty())
@@ -743,11 +746,12 @@ class BlasBackend final : public Backend {
         for (int t : kPinnedThreads)
           impls_.push_back(std::make_shared<BlasImpl>(lib_, kRoutines[0], t));
       }
-      // sgemm and sdot per core type, only for a DYNAMIC_ARCH OpenBLAS (it
-      // exports openblas_get_corename and one gotoblas_<CORE> table per set).
+      // sgemm, sdot and sscal per core type, only for a DYNAMIC_ARCH OpenBLAS
+      // (it exports openblas_get_corename and one gotoblas_<CORE> table per
+      // set); sscal so the level-1 rule contracts see every kernel set.
       if (has_core_types()) {
         for (const CoreType& ct : kOpenBlasCoreTypes)
-          for (const Routine* r : {&kRoutines[0], &kRoutines[1]})
+          for (const Routine* r : {&kRoutines[0], &kRoutines[1], &kRoutines[kSscalRow]})
             impls_.push_back(std::make_shared<CoreTypeImpl>(lib_, *r, ct));
       }
       // sgemm and sdot per sub-configuration of a BLIS built for the x86_64

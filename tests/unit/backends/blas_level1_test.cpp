@@ -174,6 +174,18 @@ TEST(BlasLevel1Contracts, OpenBlasSscalTakesNanAlphaForZero) {
   EXPECT_TRUE(has_signature(s, "NAN_SWALLOWED")) << describe(s);
   EXPECT_NE(describe(s).find("alpha=nan"), std::string::npos) << describe(s);
   backend_test::expect_conforming(v.at("openblas.dscal"));
+  // Every kernel set this CPU runs does it (the sscal core-type impls); one
+  // the CPU cannot run is not applicable, never graded as another.
+  int cores = 0;
+  for (const auto& [name, r] : verdicts("KC-SCAL-03", "openblas.sscal_core_*")) {
+    if (r.verdict == engine::Verdict::kNotApplicable) continue;
+    ++cores;
+    EXPECT_EQ(r.verdict, engine::Verdict::kViolation) << describe(r);
+    EXPECT_TRUE(has_signature(r, "NAN_SWALLOWED")) << describe(r);
+  }
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  EXPECT_GE(cores, 1) << "the prescott kernels run on every x86_64 CPU";
+#endif
   // Its ZERO_FILL rule keeps it out of KC-SCAL-02's scope.
   for (const auto& [name, r] : verdicts("KC-SCAL-02", "openblas.?scal"))
     EXPECT_EQ(r.verdict, engine::Verdict::kNotApplicable) << describe(r);
