@@ -102,7 +102,7 @@ struct BackendOptions {
 };
 
 /// The one table of built-in backends: ref, openblas, blis, refblas, calibration, cuda,
-/// eigen, compilers, mpi, opencl, onednn, torch, opencl_user, plugin.
+/// eigen, compilers, mpi, opencl, onednn, torch, sleef, hwy, opencl_user, plugin.
 Status register_builtin_backends(BackendRegistry& registry, const BackendOptions& options = {});
 
 }  // namespace kc

@@ -96,7 +96,7 @@ TEST(BuiltinBackends, OneTableInDocumentedOrder) {
   // Every build registers every backend (one without its library reports why).
   EXPECT_EQ(names, (std::vector<std::string>{"ref", "openblas", "blis", "refblas", "calibration", "cuda",
                                              "eigen", "compilers", "mpi", "opencl", "onednn", "torch",
-                                             "opencl_user", "plugin"}));
+                                             "sleef", "hwy", "opencl_user", "plugin"}));
   for (const BackendInfo& info : r.infos()) {
     if (info.name == "plugin") {
       EXPECT_FALSE(info.available);
@@ -108,6 +108,17 @@ TEST(BuiltinBackends, OneTableInDocumentedOrder) {
   }
   // Registering the table twice into one registry is a duplicate.
   EXPECT_FALSE(register_builtin_backends(r).ok());
+}
+
+TEST(BuiltinBackends, OnlyTheNamedBackendsAreRegistered) {
+  // --backend: the others are never constructed into the registry, so never probed.
+  BackendRegistry r;
+  BackendOptions options;
+  options.only = {"ref", "open*"};
+  ASSERT_TRUE(register_builtin_backends(r, options).ok());
+  std::vector<std::string> names;
+  for (Backend* b : r.backends()) names.emplace_back(b->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"ref", "openblas", "opencl", "opencl_user"}));
 }
 
 }  // namespace
