@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #ifdef KC_HAVE_SLEEF
@@ -46,6 +47,19 @@
   extern "C" __attribute__((const)) __m512 Sleef_##F##f16_##A##avx512fnofma(__m512);  \
   extern "C" __attribute__((const)) __m256 Sleef_##F##f8_##A##fma4(__m256);          \
   extern "C" __attribute__((const)) __m512 Sleef_##F##f16_##A##avx512f(__m512);
+#define KC_SLEEF_PROTOS_D(F, A)                                                      \
+  extern "C" __attribute__((const)) double Sleef_##F##d1_##A##purecfma(double);      \
+  extern "C" __attribute__((const)) __m256d Sleef_##F##d4_##A##avx(__m256d);          \
+  extern "C" __attribute__((const)) __m256d Sleef_##F##d4_##A##avx2(__m256d);         \
+  extern "C" __attribute__((const)) __m256d Sleef_##F##d4_##A##fma4(__m256d);         \
+  extern "C" __attribute__((const)) __m512d Sleef_##F##d8_##A##avx512f(__m512d);      \
+  extern "C" __attribute__((const)) __m512d Sleef_##F##d8_##A##avx512fnofma(__m512d);
+KC_SLEEF_PROTOS_D(exp, u10)
+KC_SLEEF_PROTOS_D(log, u10)
+KC_SLEEF_PROTOS_D(log, u35)
+KC_SLEEF_PROTOS_D(tanh, u10)
+KC_SLEEF_PROTOS_D(tanh, u35)
+KC_SLEEF_PROTOS_D(erf, u10)
 KC_SLEEF_PROTOS(exp, u10)
 KC_SLEEF_PROTOS(log, u10)
 KC_SLEEF_PROTOS(log, u35)
@@ -61,6 +75,7 @@ namespace {
 
 
 using Kernel = void (*)(const float* x, float* y, std::int64_t n);
+using KernelD = void (*)(const double* x, double* y, std::int64_t n);
 
 // One loop per ISA width: full vectors, then the remainder through a padded
 // buffer (padding 1.0f, a value every function takes without exceptions).
@@ -68,8 +83,8 @@ using Kernel = void (*)(const float* x, float* y, std::int64_t n);
   std::int64_t i = 0;                                                                \
   for (; i + (W) <= n; i += (W)) STORE(y + i, FN(LOAD(x + i)));                      \
   if (i < n) {                                                                       \
-    float bx[W], by[W];                                                              \
-    for (int j = 0; j < (W); ++j) bx[j] = i + j < n ? x[i + j] : 1.0f;               \
+    std::remove_cv_t<std::remove_pointer_t<decltype(x)>> bx[W], by[W];              \
+    for (int j = 0; j < (W); ++j) bx[j] = i + j < n ? x[i + j] : 1;                  \
     STORE(by, FN(LOAD(bx)));                                                         \
     for (int j = 0; i + j < n; ++j) y[i + j] = by[j];                                \
   }
@@ -106,20 +121,59 @@ using Kernel = void (*)(const float* x, float* y, std::int64_t n);
     KC_SLEEF_VEC_LOOP(16, _mm512_loadu_ps, _mm512_storeu_ps, Sleef_##F##f16_##A##avx512f)           \
   }
 
+#define KC_SLEEF_KERNELS_D(F, A)                                                                    \
+  void F##_##A##_purec_d(const double* x, double* y, std::int64_t n) {                              \
+    for (std::int64_t i = 0; i < n; ++i) y[i] = Sleef_##F##d1_##A##purec(x[i]);                     \
+  }                                                                                                 \
+  __attribute__((target("fma"))) void F##_##A##_purecfma_d(const double* x, double* y, std::int64_t n) { \
+    for (std::int64_t i = 0; i < n; ++i) y[i] = Sleef_##F##d1_##A##purecfma(x[i]);                  \
+  }                                                                                                 \
+  void F##_##A##_sse2_d(const double* x, double* y, std::int64_t n) {                               \
+    KC_SLEEF_VEC_LOOP(2, _mm_loadu_pd, _mm_storeu_pd, Sleef_##F##d2_##A##sse2)                      \
+  }                                                                                                 \
+  __attribute__((target("sse4.1"))) void F##_##A##_sse4_d(const double* x, double* y, std::int64_t n) { \
+    KC_SLEEF_VEC_LOOP(2, _mm_loadu_pd, _mm_storeu_pd, Sleef_##F##d2_##A##sse4)                      \
+  }                                                                                                 \
+  __attribute__((target("avx2,fma"))) void F##_##A##_avx2128_d(const double* x, double* y, std::int64_t n) { \
+    KC_SLEEF_VEC_LOOP(2, _mm_loadu_pd, _mm_storeu_pd, Sleef_##F##d2_##A##avx2128)                   \
+  }                                                                                                 \
+  __attribute__((target("avx"))) void F##_##A##_avx_d(const double* x, double* y, std::int64_t n) { \
+    KC_SLEEF_VEC_LOOP(4, _mm256_loadu_pd, _mm256_storeu_pd, Sleef_##F##d4_##A##avx)                 \
+  }                                                                                                 \
+  __attribute__((target("avx2,fma"))) void F##_##A##_avx2_d(const double* x, double* y, std::int64_t n) { \
+    KC_SLEEF_VEC_LOOP(4, _mm256_loadu_pd, _mm256_storeu_pd, Sleef_##F##d4_##A##avx2)                \
+  }                                                                                                 \
+  __attribute__((target("avx512f"))) void F##_##A##_avx512f_d(const double* x, double* y, std::int64_t n) { \
+    KC_SLEEF_VEC_LOOP(8, _mm512_loadu_pd, _mm512_storeu_pd, Sleef_##F##d8_##A##avx512f)             \
+  }                                                                                                 \
+  __attribute__((target("avx512f"))) void F##_##A##_avx512fnofma_d(const double* x, double* y, std::int64_t n) { \
+    KC_SLEEF_VEC_LOOP(8, _mm512_loadu_pd, _mm512_storeu_pd, Sleef_##F##d8_##A##avx512fnofma)        \
+  }                                                                                                 \
+  __attribute__((target("avx,fma4"))) void F##_##A##_fma4_d(const double* x, double* y, std::int64_t n) { \
+    KC_SLEEF_VEC_LOOP(4, _mm256_loadu_pd, _mm256_storeu_pd, Sleef_##F##d4_##A##fma4)                \
+  }
+
 KC_SLEEF_KERNELS(exp, u10)
 KC_SLEEF_KERNELS(log, u10)
 KC_SLEEF_KERNELS(log, u35)
 KC_SLEEF_KERNELS(tanh, u10)
 KC_SLEEF_KERNELS(tanh, u35)
 KC_SLEEF_KERNELS(erf, u10)
+KC_SLEEF_KERNELS_D(exp, u10)
+KC_SLEEF_KERNELS_D(log, u10)
+KC_SLEEF_KERNELS_D(log, u35)
+KC_SLEEF_KERNELS_D(tanh, u10)
+KC_SLEEF_KERNELS_D(tanh, u35)
+KC_SLEEF_KERNELS_D(erf, u10)
 
 /// An ISA variant: its label, what it needs of the CPU, and the SLEEF symbol
 /// suffix it calls (for the description).
 struct Isa {
   const char* label;
   const char* needs;  ///< for the skip reason
-  const char* width;   ///< lanes, in the symbol: Sleef_<fn>f<width>_<acc><label>
-  const char* what;
+  const char* width;    ///< float lanes, in the symbol: Sleef_<fn>f<width>_<acc><label>
+  const char* width_d;  ///< double lanes: Sleef_<fn>d<width_d>_<acc><label>
+  const char* what;      ///< the arithmetic: FMA or not
   bool (*cpu_ok)();
 };
 
@@ -132,63 +186,74 @@ bool has_fma4() { return __builtin_cpu_supports("avx") && __builtin_cpu_supports
 bool has_avx512f() { return __builtin_cpu_supports("avx512f"); }
 
 constexpr Isa kIsas[] = {
-    {"purec", "nothing beyond x86-64", "1", "scalar, plain C", always},
-    {"purecfma", "FMA3", "1", "scalar, FMA", has_fma},
-    {"sse2", "nothing beyond x86-64", "4", "4 lanes, no FMA", always},
-    {"sse4", "SSE4.1", "4", "4 lanes, no FMA", has_sse41},
-    {"avx2128", "AVX2 and FMA3", "4", "4 lanes, FMA", has_avx2_fma},
-    {"avx", "AVX", "8", "8 lanes, no FMA", has_avx},
-    {"avx2", "AVX2 and FMA3", "8", "8 lanes, FMA", has_avx2_fma},
-    {"avx512f", "AVX-512F", "16", "16 lanes, FMA", has_avx512f},
-    {"avx512fnofma", "AVX-512F", "16", "16 lanes, no FMA", has_avx512f},
-    {"fma4", "AVX and AMD FMA4", "8", "8 lanes, FMA4", has_fma4},
+    {"purec", "nothing beyond x86-64", "1", "1", "no FMA, plain C", always},
+    {"purecfma", "FMA3", "1", "1", "FMA", has_fma},
+    {"sse2", "nothing beyond x86-64", "4", "2", "no FMA", always},
+    {"sse4", "SSE4.1", "4", "2", "no FMA", has_sse41},
+    {"avx2128", "AVX2 and FMA3", "4", "2", "FMA", has_avx2_fma},
+    {"avx", "AVX", "8", "4", "no FMA", has_avx},
+    {"avx2", "AVX2 and FMA3", "8", "4", "FMA", has_avx2_fma},
+    {"avx512f", "AVX-512F", "16", "8", "FMA", has_avx512f},
+    {"avx512fnofma", "AVX-512F", "16", "8", "no FMA", has_avx512f},
+    {"fma4", "AVX and AMD FMA4", "8", "4", "FMA4", has_fma4},
 };
 constexpr std::size_t kNumIsas = std::size(kIsas);
 
 /// One function in one accuracy class: its kernels per ISA (kIsas order) and
-/// the bound SLEEF documents for it.
+/// the bound SLEEF documents for it, in single and in double precision.
 struct Fn {
   const char* op;
-  const char* accuracy;  ///< "u10" | "u35"
-  const char* ulp_bound;  ///< as documented, in ULP of the exact value
-  const char* doc;       ///< the sentence the bound is taken from
+  const char* accuracy;     ///< "u10" | "u35"
+  const char* ulp_bound;    ///< single precision, as documented, in ULP of the exact value
+  const char* ulp_bound_d;  ///< double precision
+  const char* doc;          ///< the sentences the bounds are taken from
   Kernel kernels[kNumIsas];  ///< in kIsas order
+  KernelD kernels_d[kNumIsas];
 };
 
-#define KC_SLEEF_FN(F, A, B, DOC) \
-  {#F, #A, B, DOC,                                                                                   \
-   {F##_##A##_purec, F##_##A##_purecfma, F##_##A##_sse2, F##_##A##_sse4, F##_##A##_avx2128, F##_##A##_avx, \
-    F##_##A##_avx2, F##_##A##_avx512f, F##_##A##_avx512fnofma, F##_##A##_fma4}}
+#define KC_SLEEF_ISAS(F, A, S)                                                                               \
+  {F##_##A##_purec##S, F##_##A##_purecfma##S, F##_##A##_sse2##S, F##_##A##_sse4##S, F##_##A##_avx2128##S, \
+   F##_##A##_avx##S, F##_##A##_avx2##S, F##_##A##_avx512f##S, F##_##A##_avx512fnofma##S, F##_##A##_fma4##S}
+#define KC_SLEEF_FN(F, A, B, BD, DOC) {#F, #A, B, BD, DOC, KC_SLEEF_ISAS(F, A, ), KC_SLEEF_ISAS(F, A, _d)}
 
 const Fn kFns[] = {
-    KC_SLEEF_FN(exp, u10, "1", "Sleef_expf_u10: 'The error bound of the returned value is 1.0 ULP'"),
-    KC_SLEEF_FN(log, u10, "1", "Sleef_logf_u10: 'The error bound of the returned value is 1.0 ULP'"),
-    KC_SLEEF_FN(log, u35, "3.5", "Sleef_logf_u35: 'The error bound of the returned value is 3.5 ULP'"),
-    KC_SLEEF_FN(tanh, u10, "1.0001",
-                "Sleef_tanhf_u10: 'The error bound of the returned value is ... 1.0001 ULP for the single-precision "
-                "function'"),
-    KC_SLEEF_FN(tanh, u35, "3.5", "Sleef_tanhf_u35: 'The error bound of the returned value is ... 3.5 ULP'"),
-    KC_SLEEF_FN(erf, u10, "1", "Sleef_erff_u10: 'The error bound of the returned value is 1.0 ULP'"),
+    KC_SLEEF_FN(exp, u10, "1", "1", "Sleef_exp_u10, Sleef_expf_u10: 'The error bound of the returned value is 1.0 ULP'"),
+    KC_SLEEF_FN(log, u10, "1", "1", "Sleef_log_u10, Sleef_logf_u10: 'The error bound of the returned value is 1.0 ULP'"),
+    KC_SLEEF_FN(log, u35, "3.5", "3.5",
+                "Sleef_log_u35, Sleef_logf_u35: 'The error bound of the returned value is 3.5 ULP'"),
+    KC_SLEEF_FN(tanh, u10, "1.0001", "1",
+                "Sleef_tanh_u10, Sleef_tanhf_u10: 'The error bound of the returned value is 1.0 ULP for the "
+                "double-precision function or 1.0001 ULP for the single-precision function'"),
+    KC_SLEEF_FN(tanh, u35, "3.5", "3.5",
+                "Sleef_tanh_u35, Sleef_tanhf_u35: 'The error bound of the returned value is 3.5 ULP for the "
+                "double-precision function or 3.5 ULP for the single-precision function'"),
+    KC_SLEEF_FN(erf, u10, "1", "1", "Sleef_erf_u10, Sleef_erff_u10: 'The error bound of the returned value is 1.0 ULP'"),
 };
 
+/// One entry point: the function, class and ISA, in FP32 (Sleef_<fn>f...) or
+/// FP64 (Sleef_<fn>d..., impl name suffix _fp64).
 class SleefImpl final : public Impl {
  public:
-  SleefImpl(const Fn& fn, std::size_t isa) : kernel_(fn.kernels[isa]), isa_(kIsas[isa]) {
-    decl_.name = std::string("sleef.") + fn.op + "_" + fn.accuracy + "_" + isa_.label;
+  SleefImpl(const Fn& fn, std::size_t isa, bool fp64)
+      : kernel_(fn.kernels[isa]), kernel_d_(fn.kernels_d[isa]), isa_(kIsas[isa]), fp64_(fp64) {
+    decl_.name = std::string("sleef.") + fn.op + "_" + fn.accuracy + "_" + isa_.label + (fp64 ? "_fp64" : "");
     decl_.op = fn.op;
     decl_.backend = "sleef";
-    decl_.dtypes = {DType::kF32};
-    decl_.accumulator = DType::kF32;            // evaluated in fp32 (with double-float steps inside)
+    decl_.dtypes = {fp64 ? DType::kF64 : DType::kF32};
+    decl_.accumulator = fp64 ? DType::kF64 : DType::kF32;  // evaluated in the storage format (double-word steps inside)
     decl_.determinism = Determinism::kBitwise;  // a pure function per element
     decl_.nan = NanPolicy::kIeeePropagate;      // "as specified in the C99 specification"
     decl_.denormal = DenormalPolicy::kIeee;     // no FTZ/DAZ stated or set
-    decl_.extra["ulp_bound"] = fn.ulp_bound;
+    const char* bound = fp64 ? fn.ulp_bound_d : fn.ulp_bound;
+    decl_.extra["ulp_bound"] = bound;
     decl_.extra["ulp_domain"] = "ALL";  // no range restriction stated; C99 special values
     decl_.source = std::string("SLEEF 3.5 reference (sleef.org, libm page): ") + fn.doc +
                    "; 'treat the non-number arguments and return non-numbers as specified in the C99 "
                    "specification'; x86 page: the vector functions have the same accuracy specification";
-    decl_.description = std::string("Sleef_") + fn.op + "f" + isa_.width + "_" + fn.accuracy + isa_.label + " (" +
-                        isa_.what + "; " + fn.ulp_bound + " ULP documented)";
+    const std::string lanes = fp64 ? isa_.width_d : isa_.width;
+    decl_.description = std::string("Sleef_") + fn.op + (fp64 ? "d" : "f") + lanes + "_" + fn.accuracy + isa_.label +
+                        " (" + lanes + (lanes == "1" ? " lane, " : " lanes, ") + isa_.what + "; " + bound +
+                        " ULP documented)";
   }
   const Declaration& declaration() const override { return decl_; }
   Status can_implement(const Call& call) const override {
@@ -199,19 +264,26 @@ class SleefImpl final : public Impl {
   }
   Status run(Call& call) const override {
     KC_RETURN_IF_ERROR(can_implement(call));
+    return fp64_ ? apply<double>(call, kernel_d_) : apply<float>(call, kernel_);
+  }
+
+ private:
+  template <typename T, typename K>
+  static Status apply(Call& call, K kernel) {
     const Tensor& x = call.t("x");
     Tensor& y = call.t("y");
     const std::int64_t n = x.numel();
-    std::vector<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = static_cast<float>(x.at(i));
-    kernel_(in.data(), out.data(), n);
+    std::vector<T> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = static_cast<T>(x.at(i));
+    kernel(in.data(), out.data(), n);
     for (std::int64_t i = 0; i < n; ++i) y.set(i, out[static_cast<std::size_t>(i)]);
     return ok_status();
   }
 
- private:
   Kernel kernel_;
+  KernelD kernel_d_;
   const Isa& isa_;
+  bool fp64_;
   Declaration decl_;
 };
 
@@ -229,13 +301,14 @@ class SleefBackend final : public Backend {
       if (!isa.cpu_ok()) missing += (missing.empty() ? "" : ", ") + std::string(isa.label);
     info.reason = "libsleef linked into kc" + (missing.empty() ? std::string() : "; this CPU lacks " + missing +
                                                                                    " (those impls are skipped)");
-    info.description = "SLEEF vectorized libm: exp, log, tanh, erf (fp32), u10/u35, per ISA";
+    info.description = "SLEEF vectorized libm: exp, log, tanh, erf (fp32, fp64), u10/u35, per ISA";
     return info;
   }
   std::vector<std::shared_ptr<const Impl>> impls() override {
     std::vector<std::shared_ptr<const Impl>> out;
     for (const Fn& fn : kFns)
-      for (std::size_t i = 0; i < kNumIsas; ++i) out.push_back(std::make_shared<SleefImpl>(fn, i));
+      for (bool fp64 : {false, true})
+        for (std::size_t i = 0; i < kNumIsas; ++i) out.push_back(std::make_shared<SleefImpl>(fn, i, fp64));
     return out;
   }
 };

@@ -70,11 +70,13 @@ long double sigmoid(long double x) {
 ///   log   subnormal inputs, x near 1 (log(x) ~ x - 1, cancellation), the whole
 ///         positive range log-uniformly, negative x (NaN);
 ///   tanh  tiny |x| (tanh(x) ~ x, down to the smallest normal) and the
-///         saturation range 7 <= |x| <= 12 (FP32 rounds tanh to 1 past ~9.01);
+///         saturation range 0.8 s <= |x| <= 1.4 s around the point s where
+///         the format rounds tanh to 1 (FP32: 9.0, so 7.2 to 12.6; FP64: 19.1);
 ///   erf   tiny |x| (erf(x) ~ 2x/sqrt(pi): subnormal inputs give subnormal
 ///         results, and |x| in [min normal / 16, 64 min normal], where the
 ///         result crosses the smallest normal) and the saturation range
-///         3 <= |x| <= 4.5 (FP32 rounds erf to 1 past ~3.92);
+///         0.77 s <= |x| <= 1.15 s around the point s where the format
+///         rounds erf to 1 (FP32: 3.92, so 3.0 to 4.5; FP64: 5.93);
 ///   every function: subnormal inputs of both signs, log-uniform over the
 ///   subnormal range.
 /// The values between max and the overflow threshold of exp (where an impl
@@ -94,6 +96,21 @@ void fill_edge_values(UnaryFn fn, Tensor& x, Rng& rng, bool finite) {
                                tiny, -tiny,    max_sub, -max_sub, info.min_normal, -info.min_normal,
                                1.0,  -1.0,     info.max_finite, -info.max_finite};
   const double ln_tiny = std::log(tiny), ln_min = std::log(info.min_normal), ln_max = std::log(info.max_finite);
+  // Where the format rounds tanh and erf to 1: 1 - f(x) below half an ulp
+  // of 1, 2^-(p+1) with p the significand bits. 1 - tanh(x) ~ 2 e^-2x gives
+  // x = (p + 2) ln 2 / 2 (FP32: 9.0, FP64: 19.1); erfc(x) = 2^-(p+1) is
+  // solved by bisection (FP32: 3.92, FP64: 5.93).
+  const int p = info.mantissa_bits + 1;
+  const double tanh_sat = (p + 2) * std::log(2.0) / 2;
+  double erf_sat = 0;
+  {
+    double lo = 0, hi = 30;
+    const long double target = std::ldexp(1.0L, -(p + 1));
+    for (int k = 0; k < 100; ++k) {
+      erf_sat = 0.5 * (lo + hi);
+      (std::erfc(static_cast<long double>(erf_sat)) > target ? lo : hi) = erf_sat;
+    }
+  }
   auto log_uniform = [&](double lo, double hi) { return std::exp(rng.uniform(std::log(lo), std::log(hi))); };
   auto sign = [&](double v) { return rng.uniform() < 0.5 ? -v : v; };
   std::vector<std::function<double()>> regions;
@@ -115,15 +132,15 @@ void fill_edge_values(UnaryFn fn, Tensor& x, Rng& rng, bool finite) {
       regions.push_back([&] { return -log_uniform(tiny, info.max_finite); });
       break;
     case UnaryFn::kTanh:
-      fixed.insert(fixed.end(), {0x1p-12, -0x1p-12, 9.0, -9.0, 20.0, -20.0});
+      fixed.insert(fixed.end(), {0x1p-12, -0x1p-12, 9.0, -9.0, 20.0, -20.0, 2 * tanh_sat, -2 * tanh_sat});
       regions.push_back([&] { return sign(log_uniform(info.min_normal, 0x1p-10)); });
-      regions.push_back([&] { return sign(rng.uniform(7.0, 12.0)); });
+      regions.push_back([&] { return sign(rng.uniform(0.8 * tanh_sat, 1.4 * tanh_sat)); });
       regions.push_back([&] { return rng.uniform(-5.0, 5.0); });
       break;
     case UnaryFn::kErf:
-      fixed.insert(fixed.end(), {0x1p-12, -0x1p-12, 3.9, -3.9, 10.0, -10.0});
+      fixed.insert(fixed.end(), {0x1p-12, -0x1p-12, 3.9, -3.9, 10.0, -10.0, 2 * erf_sat, -2 * erf_sat});
       regions.push_back([&] { return sign(log_uniform(info.min_normal, 0x1p-10)); });
-      regions.push_back([&] { return sign(rng.uniform(3.0, 4.5)); });
+      regions.push_back([&] { return sign(rng.uniform(0.77 * erf_sat, 1.15 * erf_sat)); });
       // erf(x) ~ 2x/sqrt(pi) crossing FLT_MIN: results from deep in the
       // subnormals up to a few binades above (erf's gradual-underflow range).
       regions.push_back([&] { return sign(log_uniform(info.min_normal / 16, info.min_normal * 64)); });

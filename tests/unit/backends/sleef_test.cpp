@@ -23,10 +23,11 @@ bool no_fma(const std::string& isa) {
 
 struct FnClass {
   const char* fn;
-  const char* bound;
+  const char* bound;     ///< single precision
+  const char* bound_d;   ///< double precision (impl name suffix _fp64)
 };
-const FnClass kFns[] = {{"exp_u10", "1"},    {"log_u10", "1"},  {"log_u35", "3.5"},
-                        {"tanh_u10", "1.0001"}, {"tanh_u35", "3.5"}, {"erf_u10", "1"}};
+const FnClass kFns[] = {{"exp_u10", "1", "1"},          {"log_u10", "1", "1"},    {"log_u35", "3.5", "3.5"},
+                        {"tanh_u10", "1.0001", "1"}, {"tanh_u35", "3.5", "3.5"}, {"erf_u10", "1", "1"}};
 
 class SleefBackend : public BackendTest {
  protected:
@@ -34,8 +35,13 @@ class SleefBackend : public BackendTest {
   /// Whether this CPU runs the impl (its can_implement on an FP32 call).
   static bool runs(const std::string& name) {
     auto impl = registry().find_impl(name);
-    const std::string op = name.substr(6, name.find('_') - 6);
-    return impl && impl->can_implement(make_call(op, {{"n", "8"}})).ok();
+    if (!impl) return false;
+    const Op* op = builtin_ops().find(name.substr(6, name.find('_') - 6));
+    Config config;
+    config.params = {{"n", "8"}};
+    config.dtype = impl->declaration().dtypes.front();
+    auto call = op->make_call(config);
+    return call.ok() && impl->can_implement(*call).ok();
   }
 };
 
@@ -44,17 +50,19 @@ TEST_F(SleefBackend, ListsEveryFunctionClassAndIsaWithItsDocumentedBound) {
   EXPECT_EQ(info.version.rfind("3.", 0), 0u) << info.version;
   for (const FnClass& f : kFns) {
     for (const char* isa : kIsas) {
-      const std::string name = std::string("sleef.") + f.fn + "_" + isa;
+     for (const bool fp64 : {false, true}) {
+      const std::string name = std::string("sleef.") + f.fn + "_" + isa + (fp64 ? "_fp64" : "");
       auto impl = registry().find_impl(name);
       ASSERT_NE(impl, nullptr) << name;
       const Declaration& d = impl->declaration();
       EXPECT_EQ(d.backend, "sleef");
-      EXPECT_EQ(d.dtypes, std::vector<DType>{DType::kF32});
-      EXPECT_EQ(d.extra.at("ulp_bound"), f.bound) << name;
+      EXPECT_EQ(d.dtypes, std::vector<DType>{fp64 ? DType::kF64 : DType::kF32});
+      EXPECT_EQ(d.extra.at("ulp_bound"), fp64 ? f.bound_d : f.bound) << name;
       EXPECT_EQ(d.extra.at("ulp_domain"), "ALL") << name;
       EXPECT_EQ(d.nan, NanPolicy::kIeeePropagate);
       EXPECT_EQ(d.denormal, DenormalPolicy::kIeee);
       EXPECT_NE(d.source.find("SLEEF 3.5 reference"), std::string::npos) << d.source;
+     }
     }
   }
 }
@@ -129,14 +137,24 @@ TEST_F(SleefBackend, ExactnessContractsGiveTheDocumentedVerdicts) {
     const char* fn;
     const char* contract;
   } rows[] = {{"exp_u10", "KC-ELEM-EDGE-1"}, {"log_u10", "KC-ELEM-EDGE-1"},  {"erf_u10", "KC-ELEM-EDGE-1"},
-              {"tanh_u10", "KC-ELEM-EDGE-2"}, {"log_u35", "KC-ELEM-EDGE-6"}, {"tanh_u35", "KC-ELEM-EDGE-6"}};
+              {"tanh_u10", "KC-ELEM-EDGE-2"}, {"log_u35", "KC-ELEM-EDGE-6"}, {"tanh_u35", "KC-ELEM-EDGE-6"},
+              // FP64: tanh_u10 is documented at 1.0 ULP in double; every path conforms, erf's included.
+              {"exp_u10_fp64", "KC-ELEM-EDGE-1"}, {"log_u10_fp64", "KC-ELEM-EDGE-1"}, {"erf_u10_fp64", "KC-ELEM-EDGE-1"},
+              {"tanh_u10_fp64", "KC-ELEM-EDGE-1"}, {"log_u35_fp64", "KC-ELEM-EDGE-6"}, {"tanh_u35_fp64", "KC-ELEM-EDGE-6"}};
   for (const auto& row : rows) {
+    int ran = 0;
     for (const char* isa : kIsas) {
-      const std::string name = std::string("sleef.") + row.fn + "_" + isa;
+      std::string fn = row.fn, suffix;
+      if (fn.size() > 5 && fn.substr(fn.size() - 5) == "_fp64") {
+        suffix = "_fp64";
+        fn.resize(fn.size() - 5);
+      }
+      const std::string name = "sleef." + fn + "_" + isa + suffix;
       if (!runs(name)) continue;
       const auto cases = smoke_check("contracts/elementwise/KC-ELEM-EDGE.kc", row.contract, name);
       ASSERT_EQ(cases.size(), 1u) << name;
-      const bool erf_no_fma = std::string(row.fn) == "erf_u10" && no_fma(isa);
+      ++ran;
+      const bool erf_no_fma = std::string(row.fn) == "erf_u10" && no_fma(isa);  // FP32 only
       if (erf_no_fma) {
         EXPECT_EQ(cases[0].verdict, engine::Verdict::kViolation) << describe(cases[0]);
         EXPECT_NE(describe(cases[0]).find("TOLERANCE_EXCEEDED(2)"), std::string::npos) << describe(cases[0]);
@@ -144,6 +162,7 @@ TEST_F(SleefBackend, ExactnessContractsGiveTheDocumentedVerdicts) {
         expect_conforming(cases[0]);
       }
     }
+    EXPECT_GE(ran, 2) << row.fn << ": purec and sse2 run on every x86-64 CPU";
   }
 }
 
