@@ -11,9 +11,10 @@ namespace kc::backends {
 
 /// Impls sleef.<fn>_<u10|u35>_<isa> for isa in {purec, purecfma, sse2, sse4,
 /// avx2128, avx, avx2, avx512f, avx512fnofma, fma4}, FP32; the same names
-/// with the suffix _fp64 for the double entry points. Unavailable, with the reason, when kc was built without
-/// SLEEF (Debian: libsleef-dev). An ISA this CPU lacks (cpuid) is listed and
-/// its cases are skipped with the reason; its code is never called.
+/// with the suffix _fp64 for the double entry points. Unavailable, with the
+/// reason, when kc was built without SLEEF (Debian: libsleef-dev). An ISA
+/// this CPU lacks (cpuid) is listed and its cases are skipped with the
+/// reason; its code is never called.
 std::unique_ptr<Backend> make_sleef_backend();
 
 }  // namespace kc::backends
