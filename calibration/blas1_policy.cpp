@@ -15,6 +15,7 @@
 //   calib.nrm2_naive              SAFE declared, sqrt(sum x_i^2) in the working precision
 //   calib.nrm2_scale_ssq          SAFE declared, one-pass scale/ssq update: Inf / Inf = NaN
 //   calib.nrm2_no_sqrt            baseline: the sum of squares, square root forgotten
+//   calib.asum_skip_nonfinite     nan = IEEE_PROPAGATE declared, but non-finite |x_i| are skipped ("NaN-safe" sum)
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -202,6 +203,23 @@ Status nrm2_kernel(Call& call, Nrm2Rule rule) {
   });
 }
 
+// ---------------------------------------------------------------- asum
+
+/// sum |x_i| that leaves out the non-finite terms, a "NaN-safe" accumulation:
+/// NaN and Inf never reach the result.
+Status asum_skip_nonfinite(Call& call) {
+  return by_dtype(call, [&]<typename T>() {
+    const Tensor& tx = call.t("x");
+    const T* x = tx.data<T>();
+    const std::int64_t n = tx.dim(0), inc = tx.strides()[0];
+    T s = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (std::isfinite(x[i * inc])) s += std::fabs(x[i * inc]);
+    call.t("out").data<T>()[0] = s;
+    return ok_status();
+  });
+}
+
 /// A calibration declaration for FP32 and FP64, with one declared rule.
 Declaration level1_decl(std::string name, std::string op, std::string key, std::string value,
                         std::string description) {
@@ -259,6 +277,13 @@ void add_blas1_policy_impls(ImplList& out) {
        "seeded bug: declares nrm2_range = SAFE but updates one scale/ssq pair: a second infinity gives "
        "Inf / Inf = NaN");
   nrm2("calib.nrm2_no_sqrt", Nrm2Rule::kNoSqrt, "baseline: nrm2 returning sum x_i^2 (the square root forgotten)");
+
+  Declaration asum = calib_decl("calib.asum_skip_nonfinite", "asum",
+                                "seeded bug: asum declaring nan = IEEE_PROPAGATE that skips non-finite terms (a "
+                                "\"NaN-safe\" sum): NaN and Inf never reach the result");
+  asum.dtypes = {DType::kF32, DType::kF64};
+  asum.accumulator.reset();
+  add(out, std::move(asum), asum_skip_nonfinite);
 }
 
 }  // namespace kc::calibration

@@ -207,6 +207,26 @@ TEST(BlasLevel1Contracts, BlisNrm2OfInfinitiesIsNaN) {
     for (const auto& [name, r] : verdicts(id, "blis.?nrm2")) backend_test::expect_conforming(r);
 }
 
+// NaN and Inf reach dot, asum and nrm2 in all three libraries, s and d
+// (KC-RED-02; a NaN is present in every sample, so BLIS's two-infinity NaN
+// is the right answer there).
+TEST(BlasLevel1Contracts, ReductionsPropagateNaNAndInf) {
+  for (const char* lib : {"openblas", "blis", "refblas"}) {
+    if (!available(lib)) continue;
+    int judged = 0;
+    for (const char* routine : {"dot", "asum", "nrm2"}) {
+      for (const char* p : {"s", "d"}) {
+        const std::string name = std::string(lib) + "." + p + routine;
+        const auto v = verdicts("KC-RED-02", name);
+        ASSERT_EQ(v.count(name), 1u) << name;
+        EXPECT_EQ(v.at(name).verdict, engine::Verdict::kConforming) << describe(v.at(name));
+        ++judged;
+      }
+    }
+    EXPECT_EQ(judged, 6) << lib;
+  }
+}
+
 // The declared first-NaN rule of BLIS, and OpenBLAS's unspecified one: BLIS
 // conforms to KC-IAMAX-03; no NaN contract applies to OpenBLAS's i?amax.
 TEST(BlasLevel1Contracts, IamaxNaNRulesAsDeclared) {
