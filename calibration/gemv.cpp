@@ -2,6 +2,8 @@
 //   calib.gemv_loop        y_i = alpha sum_k op(A)_ik x_k + beta y_i, one loop per y_i in the working precision
 //   calib.gemv_fp16_x      the same with A, x and y rounded to fp16 first (operands loaded through fp16)
 //   calib.gemv_beta_only   baseline: the product forgotten, y = beta y
+//   calib.gemv_beta_reads_y y = alpha op(A) x + beta y with y read at beta = 0 too (0 * NaN = NaN)
+// All declare the BLAS rule beta_zero = C_NOT_READ (y not read at beta = 0).
 #include <cmath>
 #include <cstdint>
 
@@ -10,7 +12,7 @@
 namespace kc::calibration {
 namespace {
 
-enum class GemvDefect { kNone, kFp16X, kBetaOnly };
+enum class GemvDefect { kNone, kFp16X, kBetaOnly, kBetaReadsY };
 
 template <typename T>
 Status gemv_typed(Call& call, GemvDefect defect) {
@@ -39,9 +41,10 @@ Status gemv_typed(Call& call, GemvDefect defect) {
       acc += aik * xk;
     }
     // beta = 0: y is overwritten, never read (the BLAS rule).
-    T yi = beta != 0 ? y[i * incy] : T(0);
+    const bool read_y = beta != 0 || defect == GemvDefect::kBetaReadsY;
+    T yi = read_y ? y[i * incy] : T(0);
     if (defect == GemvDefect::kFp16X) yi = static_cast<T>(round_to(yi, DType::kF16));
-    y[i * incy] = beta != 0 ? alpha * acc + beta * yi : alpha * acc;
+    y[i * incy] = read_y ? alpha * acc + beta * yi : alpha * acc;
   }
   return ok_status();
 }
@@ -64,6 +67,7 @@ void add_gemv_impls(ImplList& out) {
     Declaration d = calib_decl(name, "gemv", what);
     d.dtypes = {DType::kF32, DType::kF64};
     d.accumulator.reset();  // the working precision: FP32 or FP64 with the call
+    d.extra["beta_zero"] = "C_NOT_READ";
     add(out, std::move(d), [defect](Call& call) { return gemv_kernel(call, defect); });
   };
   gemv("calib.gemv_loop", GemvDefect::kNone,
@@ -72,6 +76,9 @@ void add_gemv_impls(ImplList& out) {
        "seeded bug: gemv with A, x and y rounded to fp16 first (operands loaded through fp16): 2^-11 of each "
        "term, within a 1e-2 allclose, far beyond FP32 accumulation");
   gemv("calib.gemv_beta_only", GemvDefect::kBetaOnly, "baseline: gemv that forgets the product: y = beta y");
+  gemv("calib.gemv_beta_reads_y", GemvDefect::kBetaReadsY,
+       "seeded bug: gemv declaring the BLAS rule beta = 0 -> y not read, yet storing alpha op(A) x + beta y with y "
+       "read (0 * NaN = NaN)");
 }
 
 }  // namespace kc::calibration

@@ -296,6 +296,13 @@ struct Routine {
 /// rule for their BLAS interfaces. OpenBLAS 0.3.21's SkylakeX kernels break the
 /// alpha rule (KC-GEMM-03; tests/repro/openblas_sgemm_alpha_zero.c, docs/audit.md).
 void declare_gemm_rules(Declaration& d) {
+  if (d.op == "gemv") {
+    // The same rule for y: "When BETA is supplied as zero then Y need not be
+    // set on input" (netlib sgemv.f/dgemv.f, argument BETA).
+    d.extra["beta_zero"] = "C_NOT_READ";
+    d.source += "; netlib sgemv.f argument BETA (Y need not be set when BETA is zero)";
+    return;
+  }
   if (d.op != "matmul") return;
   d.extra["alpha_zero"] = "AB_NOT_READ";
   d.extra["beta_zero"] = "C_NOT_READ";

@@ -116,7 +116,7 @@ constexpr WordInfo kDeclarationKeys[] = {
      "ALL|FINITE"},
     {"alpha_zero", "", "GEMM at alpha = 0: A and B are not read (reference BLAS) or the formula is computed",
      "AB_NOT_READ|FORMULA"},
-    {"beta_zero", "", "GEMM at beta = 0: C is not read (reference BLAS) or the formula is computed",
+    {"beta_zero", "", "GEMM (gemv) at beta = 0: C (y) is not read (reference BLAS) or the formula is computed",
      "C_NOT_READ|FORMULA"},
     {"scal_alpha_zero", "",
      "scal at alpha = 0: the IEEE product (0 * NaN = NaN, reference BLAS 3.11) or zeros stored without reading x",

@@ -131,6 +131,16 @@ class GemvOp final : public Op {
     return r;
   }
 
+  // The beta = 0 rule above is what the oracle always does; a contract may
+  // name it (KC-GEMV-02), with the key GEMM's rule uses for its output.
+  const std::vector<OracleOption>& oracle_options() const override {
+    static const std::vector<OracleOption> table = {
+        {"beta_zero", {"C_not_read"}, "beta = 0: the output y is overwritten and not read, so NaN in y does not "
+                                      "propagate (reference sgemv.f)"},
+    };
+    return table;
+  }
+
   // ---- error model
   // A dot product of length K in any order: |err| <= gamma_K sum_k |a_ik x_k|
   // (Higham, Accuracy and Stability, §3.1); alpha and the beta y_i update add

@@ -34,6 +34,13 @@ TEST_P(BlasGemvTest, ConformsToTheDotProductBound) {
   for (const auto& c : cases) backend_test::expect_conforming(c);
 }
 
+// The declared beta = 0 rule, y filled with NaN (KC-GEMV-02).
+TEST_P(BlasGemvTest, BetaZeroDoesNotReadY) {
+  const auto cases = backend_test::smoke_check("contracts/blas/KC-GEMV-02.kc", "KC-GEMV-02", GetParam() + ".?gemv");
+  ASSERT_EQ(cases.size(), 2u);
+  for (const auto& c : cases) backend_test::expect_conforming(c);
+}
+
 // A 3 x 2 row-major A, both transposes, with y at stride 2 and beta = 0 over a
 // NaN-filled y: exact small integers, so every library must match bit for bit.
 TEST_P(BlasGemvTest, NonSquareRowMajorBothWaysWithoutReadingY) {
@@ -78,6 +85,15 @@ TEST(BlasGemvCalibration, BadIsCaughtGoodConforms) {
   const auto good = backend_test::smoke_check("contracts/blas/KC-GEMV-01.kc", "KC-GEMV-01", "calib.gemv_loop");
   ASSERT_EQ(good.size(), 1u);
   backend_test::expect_conforming(good[0]);
+}
+
+TEST(BlasGemvCalibration, ReadingYAtBetaZeroIsCaught) {
+  const auto bad = backend_test::smoke_check("contracts/blas/KC-GEMV-02.kc", "KC-GEMV-02", "calib.gemv_beta_reads_y");
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].verdict, engine::Verdict::kViolation) << describe(bad[0]);
+  bool nan_introduced = false;
+  for (const auto& sg : bad[0].signatures) nan_introduced = nan_introduced || sg.name == "NAN_INTRODUCED";
+  EXPECT_TRUE(nan_introduced) << describe(bad[0]);
 }
 
 }  // namespace
