@@ -279,11 +279,19 @@ Result<std::string> unmet_precondition(const Contract& contract, const Declarati
     if (p.values.empty()) continue;
     const std::string& want = p.values.front();
     switch (p.kind) {
-      case Predicate::Kind::kStack:
-        if (!stack_matches(want, decl, backend) && !glob_match(want, decl.name) && !glob_match(want + ".*", decl.name))
-          return "contract is for stack " + want + "; " + decl.name + " records " +
-                 first_names(recorded_stack_names(decl, backend), 8);
+      case Predicate::Kind::kStack: {
+        // `stack = X` or `stack in {X, Y, ...}`: met when any one matches.
+        bool met = false;
+        for (const auto& s : p.values)
+          met = met || stack_matches(s, decl, backend) || glob_match(s, decl.name) || glob_match(s + ".*", decl.name);
+        if (!met) {
+          std::string names;
+          for (const auto& s : p.values) names += (names.empty() ? "" : ", ") + s;
+          return "contract is for stack " + (p.values.size() > 1 ? "{" + names + "}" : want) + "; " + decl.name +
+                 " records " + first_names(recorded_stack_names(decl, backend), 8);
+        }
         break;
+      }
       case Predicate::Kind::kVersion: {
         if (!compare_versions(want, want))
           return invalid_argument("pre: 'version " + p.cmp + " " + want +

@@ -428,7 +428,8 @@ bool parse_predicate(const Span& sp, Predicate* p, Diags& d) {
   if (!head.empty()) {
     Cursor probe(t, c.pos());
     if (probe.accept_word("in") && probe.peek() == '{') {
-      p->kind = Predicate::Kind::kParamIn;
+      // `stack in {a, b}`: any one of the stacks (as `stack = a` for each).
+      p->kind = head == "stack" ? Predicate::Kind::kStack : Predicate::Kind::kParamIn;
       p->key = head;
       c.set_pos(probe.pos());
       if (!brace_values(c, sp, d, &p->values)) return false;
@@ -1496,7 +1497,9 @@ std::string print_predicate(const Predicate& p) {
       }
       return head;
     }
-    case Predicate::Kind::kStack: return "stack = " + (p.values.empty() ? "" : p.values[0]);
+    case Predicate::Kind::kStack:
+      return p.values.size() > 1 ? "stack in {" + join(p.values, ", ") + "}"
+                                 : "stack = " + (p.values.empty() ? "" : p.values[0]);
     case Predicate::Kind::kFlag: return "flag(" + p.key + ") = " + (p.values.empty() ? "" : p.values[0]);
     case Predicate::Kind::kVersion: return "version " + p.cmp + " " + (p.values.empty() ? "" : p.values[0]);
     case Predicate::Kind::kDeclared:

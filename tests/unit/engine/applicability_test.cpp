@@ -141,6 +141,26 @@ TEST(EngineApplicability, AVersionThatIsNotANumberIsAContractProblem) {
   EXPECT_NE(r.reason.find("dotted number"), std::string::npos) << r.reason;
 }
 
+TEST(EngineApplicability, StackInASetMatchesAnyOfIts) {
+  const SumImpl impl("t.sum");
+  EXPECT_EQ(judge("stack in {cublas, openblas}", impl).verdict, Verdict::kConforming);
+  const CaseResult none = judge("stack in {cublas, blis}", impl);
+  EXPECT_EQ(none.verdict, Verdict::kNotApplicable);
+  EXPECT_EQ(none.reason.rfind("contract is for stack {cublas, blis}; t.sum records test, OpenBLAS", 0), 0u)
+      << none.reason;
+  auto printed = lang::parse_kc(lang::print_kc([] {
+                                  Document d;
+                                  d.contracts = lang::parse_kc("contract T-1 {\n  pre stack in {a, b}\n}\n", "t.kc")
+                                                    .document.contracts;
+                                  return d;
+                                }()),
+                                "p.kc");
+  ASSERT_FALSE(printed.has_errors());
+  ASSERT_EQ(printed.document.contracts.at(0).pre.size(), 1u);
+  EXPECT_EQ(printed.document.contracts[0].pre[0].kind, Predicate::Kind::kStack);
+  EXPECT_EQ(printed.document.contracts[0].pre[0].values, (std::vector<std::string>{"a", "b"}));
+}
+
 TEST(EngineApplicability, StackMatchesBackendLibraryVendorAndDeviceNames) {
   const SumImpl impl("t.sum");
   EXPECT_EQ(judge("stack = test", impl).verdict, Verdict::kConforming);       // kc's backend name
