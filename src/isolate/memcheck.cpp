@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "isolate/tool_run.h"
 #include "kc/signature.h"
 
 #if __has_include(<valgrind/valgrind.h>)
@@ -153,39 +154,11 @@ Result<Report> run(const std::string& binary, const std::vector<std::string>& ar
   std::vector<std::string> args = {binary, "--tool=memcheck", "--smc-check=all", "--child-silent-after-fork=yes",
                                    "--xml=yes", "--xml-file=" + xml_path, "--error-limit=no", "--leak-check=no"};
   args.insert(args.end(), argv.begin(), argv.end());
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
-  cargs.push_back(nullptr);
   const std::string out_path = (dir / "kc.out").string();
-  const pid_t pid = fork();
-  if (pid < 0) return internal_error("valgrind: fork failed");
-  if (pid == 0) {
-    setpgid(0, 0);  // its own group, so the deadline kills the whole tree
-    const int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-      close(fd);
-    }
-    execv(cargs[0], cargs.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  int status = 0;
-  bool timed_out = false;
-  for (;;) {
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0) return internal_error("valgrind: waitpid failed");
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  KC_ASSIGN_OR_RETURN(const isolate::detail::ToolRun run, isolate::detail::run_tool(args, out_path, timeout_s,
+                                                                                    "valgrind"));
+  const int status = run.status;
+  const bool timed_out = run.timed_out;
   std::string xml;
   {
     std::ifstream in(xml_path);

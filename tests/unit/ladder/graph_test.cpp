@@ -29,7 +29,8 @@ TEST(ContractGraph, MermaidDotAndJsonShowDependencyEdges) {
 TEST(ContractGraph, AffectedIsTheContractAndEverythingDownstreamInOrder) {
   const Graph g = shipped();
   EXPECT_EQ(affected(g, "KC-GEMM-01"),
-            (std::vector<std::string>{"KC-GEMM-01", "C-CMP-01", "C-CMP-03", "INC-REWARD-01"}));
+            (std::vector<std::string>{"KC-GEMM-01", "C-CMP-01", "C-CMP-03", "INC-REWARD-01", "KC-GEMM-04",
+                                      "KC-GEMM-05"}));
   EXPECT_EQ(affected(g, "C-CMP-03"), (std::vector<std::string>{"C-CMP-03", "INC-REWARD-01"}));
   EXPECT_EQ(affected(g, "KC-RED-01"), (std::vector<std::string>{"KC-RED-01"}));
   EXPECT_TRUE(affected(g, "KC-NOPE-01").empty());
