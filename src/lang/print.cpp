@@ -36,8 +36,23 @@ void print_comment(std::ostringstream& out, const std::string& comment, const st
   while (std::getline(in, line)) out << indent << "--" << (line.empty() ? "" : " ") << line << "\n";
 }
 
-void print_entry(std::ostringstream& out, const std::string& keyword, const std::vector<std::string>& lines) {
+void print_entry(std::ostringstream& out, const std::string& keyword, const std::vector<std::string>& given) {
   std::string pad(static_cast<std::size_t>(std::max<int>(1, kKeywordWidth - static_cast<int>(keyword.size()) + 1)), ' ');
+  // A line break inside a clause's text (prose kept from YAML, say) becomes a
+  // continuation line, indented under the clause, never a line of its own
+  // that the parser would read as a new entry.
+  std::vector<std::string> lines;
+  for (const std::string& g : given) {
+    std::size_t from = 0;
+    for (;;) {
+      const std::size_t nl = g.find('\n', from);
+      std::string piece = g.substr(from, nl == std::string::npos ? std::string::npos : nl - from);
+      if (!piece.empty() && piece.back() == '\r') piece.pop_back();
+      if (piece.find_first_not_of(" \t") != std::string::npos || lines.empty()) lines.push_back(piece);
+      if (nl == std::string::npos) break;
+      from = nl + 1;
+    }
+  }
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (i == 0) out << "  " << keyword << pad << lines[i] << "\n";
     else out << std::string(2 + keyword.size() + pad.size(), ' ') << lines[i] << "\n";

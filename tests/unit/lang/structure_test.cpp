@@ -188,6 +188,16 @@ TEST(Yaml, AnEmptyViolationTextReadsBack) {
       << print_yaml(y.document);
 }
 
+TEST(Yaml, ProseWithLineBreaksPrintsAsContinuationLines) {
+  auto y = parse_yaml(
+      "contracts:\n  - id: C-1\n    scope: matmul\n    pre: [\"the caller\\nThe invocations run in one worker\"]\n",
+      "p.yaml");
+  ASSERT_FALSE(y.has_errors()) << y.diagnostics[0].render();
+  const std::string kc_text = print_kc(y.document);
+  auto back = parse_kc(kc_text, "p.kc");
+  EXPECT_FALSE(back.has_errors()) << kc_text << (back.diagnostics.empty() ? "" : back.diagnostics[0].render());
+}
+
 TEST(Yaml, ALineBreakInASignatureArgumentIsASpace) {
   auto y = parse_yaml(
       "contracts:\n  - id: C-1\n    violation:\n      signatures: [\"PRECISION_FINGERPRINT(fp16\\nacc)\"]\n",
