@@ -15,6 +15,9 @@ fuzz_seconds=${KC_FUZZ_SECONDS:-60}
 # A fixed seed makes a CI run repeatable (the same mutations in the same order);
 # KC_FUZZ_SEED=0 draws a fresh seed, for hunting rather than gating.
 fuzz_seed=${KC_FUZZ_SEED:-1}
+# ... and a fixed number of inputs (the time limit stays a ceiling), so a faster
+# machine does not reach further into the sequence than the one that set it.
+fuzz_runs=${KC_FUZZ_RUNS:-10000}
 
 step() { printf '\n=== %s ===\n' "$*"; }
 
@@ -47,7 +50,7 @@ for front in parser:corpus yaml:corpus_yaml; do
   target=${front%%:*}
   seeds=${front#*:}
   mkdir -p "build/fuzz/$seeds"
-  build/fuzz/tests/fuzz/kc_${target}_fuzz -max_total_time="$fuzz_seconds" -max_len=20480 -seed="$fuzz_seed" \
+  build/fuzz/tests/fuzz/kc_${target}_fuzz -max_total_time="$fuzz_seconds" -max_len=20480 -seed="$fuzz_seed" -runs="$fuzz_runs" \
     -artifact_prefix=build/fuzz/ -print_final_stats=1 "build/fuzz/$seeds" "tests/fuzz/$seeds" 2>&1 | tail -n 15
-  echo "fuzz ($target): no crash in ${fuzz_seconds}s"
+  echo "fuzz ($target): no crash (seed $fuzz_seed, at most $fuzz_runs inputs or ${fuzz_seconds}s)"
 done
