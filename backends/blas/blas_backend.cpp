@@ -530,25 +530,35 @@ const FreshCopy& fresh_copy(const BlasLibrary& base, const CoreType& ct) {
   return cache.emplace(key, std::move(copy)).first->second;
 }
 
+/// The declaration of an FP32 routine run on a forced code path of its
+/// library (an OpenBLAS core type, a BLIS sub-configuration): the library's
+/// own declaration, renamed and with the knob named in source and description.
+Declaration forced_variant_decl(const BlasLibrarySpec& spec, const Routine& routine, const std::string& suffix,
+                                const std::string& source_note, const std::string& description_note) {
+  Declaration d;
+  d.name = spec.name + "." + routine.suffix + suffix;
+  d.op = routine.op;
+  d.backend = spec.name;
+  d.dtypes = {DType::kF32};
+  if (routine.accumulates) d.accumulator = DType::kF32;  // single precision SIMD accumulators, as above
+  d.determinism = spec.determinism;
+  d.nan = NanPolicy::kIeeePropagate;
+  d.denormal = DenormalPolicy::kIeee;
+  d.source = spec.source + source_note;
+  d.description = std::string(routine.description) + " — " + spec.description + description_note;
+  return d;
+}
+
 class CoreTypeImpl final : public Impl {
  public:
   CoreTypeImpl(std::shared_ptr<const BlasLibrary> base, const Routine& routine, const CoreType& ct)
       : base_(std::move(base)), run_(routine.run), ct_(ct) {
     const BlasLibrarySpec& spec = base_->spec();
-    decl_.name = spec.name + "." + routine.suffix + "_core_" + ct.label;
-    decl_.op = routine.op;
-    decl_.backend = spec.name;
-    decl_.dtypes = {DType::kF32};
-    if (routine.accumulates) decl_.accumulator = DType::kF32;  // single precision SIMD accumulators, as above
-    decl_.determinism = spec.determinism;
-    decl_.nan = NanPolicy::kIeeePropagate;
-    decl_.denormal = DenormalPolicy::kIeee;
-    decl_.source = spec.source +
-                   "; OpenBLAS docs/runtime_variables.md and README (OPENBLAS_CORETYPE overrides "
-                   "the DYNAMIC_ARCH core type, read at load in driver/others/dynamic.c)";
-    decl_.description = std::string(routine.description) + " — " + spec.description +
-                        ", kernels forced to OPENBLAS_CORETYPE=" + ct.coretype + " (needs " +
-                        ct.isa + ")";
+    decl_ = forced_variant_decl(spec, routine, "_core_" + std::string(ct.label),
+                                "; OpenBLAS docs/runtime_variables.md and README (OPENBLAS_CORETYPE overrides "
+                                "the DYNAMIC_ARCH core type, read at load in driver/others/dynamic.c)",
+                                ", kernels forced to OPENBLAS_CORETYPE=" + std::string(ct.coretype) + " (needs " +
+                                    ct.isa + ")");
     decl_.extra["coretype"] = ct.coretype;
     declare_gemm_rules(decl_);
     declare_level1_rules(decl_, spec.flavor);
@@ -638,20 +648,11 @@ class BlisArchImpl final : public Impl {
                const BlisSubconfig& sc)
       : base_(std::move(base)), run_(routine.run), id_(id), sc_(sc) {
     const BlasLibrarySpec& spec = base_->spec();
-    decl_.name = spec.name + "." + routine.suffix + "_arch_" + sc.name;
-    decl_.op = routine.op;
-    decl_.backend = spec.name;
-    decl_.dtypes = {DType::kF32};
-    if (routine.accumulates) decl_.accumulator = DType::kF32;  // single precision SIMD accumulators, as above
-    decl_.determinism = spec.determinism;
-    decl_.nan = NanPolicy::kIeeePropagate;
-    decl_.denormal = DenormalPolicy::kIeee;
-    decl_.source = spec.source +
-                   "; BLIS docs/ConfigurationHowTo.md (BLIS_ARCH_TYPE forces the sub-configuration of a "
-                   "multi-configuration build, read once in frame/base/bli_arch.c)";
-    decl_.description = std::string(routine.description) + " — " + spec.description +
-                        ", sub-configuration forced to " + sc.name + " (BLIS_ARCH_TYPE=" +
-                        std::to_string(id) + ")";
+    decl_ = forced_variant_decl(spec, routine, "_arch_" + std::string(sc.name),
+                                "; BLIS docs/ConfigurationHowTo.md (BLIS_ARCH_TYPE forces the sub-configuration of a "
+                                "multi-configuration build, read once in frame/base/bli_arch.c)",
+                                ", sub-configuration forced to " + std::string(sc.name) + " (BLIS_ARCH_TYPE=" +
+                                    std::to_string(id) + ")");
     decl_.extra["blis_arch"] = sc.name;
     declare_gemm_rules(decl_);
   }
