@@ -53,10 +53,19 @@ Call scal_call() {
   return c;
 }
 
+/// The thread name of this test process's hogs. It holds the test's PID
+/// (read here, before any fork: inside a PID namespace the worker is PID 1),
+/// so the watch never counts the hogs of a test running beside this one.
+const std::string& hog_name() {
+  static const std::string name = "kc-hog-" + std::to_string(getpid() % 10000000);
+  return name;
+}
+const bool kHogNamedBeforeAnyFork = !hog_name().empty();
+
 /// A kernel that takes `bytes` of memory of its own (touched, so resident),
 /// holds it for `hold_ms`, and gives it back.
 Status hog(Call& c, std::int64_t bytes, int hold_ms) {
-  prctl(PR_SET_NAME, "kc-budget-hog");
+  prctl(PR_SET_NAME, hog_name().c_str());
   std::vector<char*> chunks;
   for (std::int64_t got = 0; got < bytes; got += kMiB) {
     char* p = new char[kMiB];
@@ -69,7 +78,7 @@ Status hog(Call& c, std::int64_t bytes, int hold_ms) {
   return ok_status();
 }
 
-/// Bytes private to the processes with a thread named kc-budget-hog (their
+/// Bytes private to the processes with a thread named hog_name() (their
 /// own pages, not the pages they share with kc), summed; and how many there are.
 std::int64_t hogs_private_bytes(int* count) {
   std::int64_t sum = 0;
@@ -86,7 +95,7 @@ std::int64_t hogs_private_bytes(int* count) {
         std::ifstream comm(dir + "/task/" + te->d_name + "/comm");
         std::string name;
         std::getline(comm, name);
-        named |= name == "kc-budget-hog";
+        named |= name == hog_name();
       }
       closedir(t);
     }
