@@ -111,6 +111,9 @@ struct CheckRequest {
   std::vector<std::string> contracts;      ///< id filters (glob: * ?), empty = all
   std::vector<std::string> impls;          ///< impl filters (glob), empty = all applicable
   std::vector<std::string> backends;       ///< backend filters (glob), empty = all
+  /// --suite NAME: a `suite` block of the loaded files; its contract and impl
+  /// globs select too (a case runs when it passes these filters and the suite's).
+  std::string suite;
   /// Backends to load at all (glob), empty = every one: the others are never
   /// probed, so their libraries stay out of the process (--backend).
   std::vector<std::string> load_backends;

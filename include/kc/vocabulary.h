@@ -38,6 +38,8 @@ std::span<const WordInfo> metric_table();
 std::span<const WordInfo> observe_table();
 /// The `class` line of a contract: the paper's four families.
 std::span<const WordInfo> contract_class_table();
+/// The `retest` line of a contract: when a library update must run it again.
+std::span<const WordInfo> retest_table();
 /// `reference KIND ...`: the oracle kinds.
 std::span<const WordInfo> oracle_table();
 /// `declared KEY = VALUE` and `declared_policy KEY in {...}`: the declaration keys.

@@ -85,6 +85,17 @@ constexpr WordInfo kClasses[] = {
     {"exceptional", "", "C-EXC: NaN/Inf propagation, out-of-bounds indices", ""},
 };
 
+constexpr WordInfo kRetest[] = {
+    {"always", "", "runs for every update of the library under test", ""},
+    {"release_notes", " {SUBSYSTEM, ...}",
+     "runs when the update's release notes name one of the subsystems (a word or phrase; case, '_', '-' and "
+     "spaces do not matter), or when no notes are given",
+     ""},
+    {"major_version", "", "runs when the major version changes (the leading components up to the first non-zero "
+                          "one: 0.3.21 -> 0.3, 2.6.3 -> 2)",
+     ""},
+};
+
 constexpr WordInfo kOracles[] = {
     {"higher_precision", "P [with key = value, ...]",
      "the op's own oracle in FP64 with the op's oracle options; for P narrower than FP64 each output rounded to P (P wider than the config's precision)", ""},
@@ -141,6 +152,7 @@ std::span<const WordInfo> metric_table() { return kMetrics; }
 std::span<const WordInfo> observe_table() { return kObserve; }
 std::span<const WordInfo> contract_class_table() { return kClasses; }
 std::span<const WordInfo> oracle_table() { return kOracles; }
+std::span<const WordInfo> retest_table() { return kRetest; }
 std::span<const WordInfo> declaration_key_table() { return kDeclarationKeys; }
 
 std::vector<std::string> word_names(std::span<const WordInfo> table) {

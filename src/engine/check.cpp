@@ -23,7 +23,15 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   auto impls = registry.impls();
   // A selection that matches nothing, or contracts with errors: nothing runs.
   for (auto& d : check_selection(request, loaded, impls, result.backends)) result.diagnostics.push_back(std::move(d));
+  const Suite* suite = nullptr;
+  if (!request.suite.empty()) {
+    suite = resolve_suite(request.suite, loaded, impls, &result.diagnostics);
+    if (suite) result.notes.push_back(suite_note(*suite));
+  }
   if (any_error(result.diagnostics)) return result;
+  const std::vector<std::string> no_filter;
+  const std::vector<std::string>& suite_contracts = suite ? suite->contracts : no_filter;
+  const std::vector<std::string>& suite_impls = suite ? suite->impls : no_filter;
 
   std::optional<report::TraceWriter> trace;
   if (!request.trace_path.empty()) {
@@ -55,12 +63,13 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   std::vector<Entry> entries;
   for (const auto& impl : impls) {
     if (!selected(request.impls, impl->declaration().name)) continue;
+    if (!selected(suite_impls, impl->declaration().name)) continue;
     if (!selected(request.backends, impl->declaration().backend)) continue;
     // Calibration impls are broken on purpose (they calibrate kc, DESIGN.md §5),
     // and so is any impl declaring extra[broken_on_purpose] (the opencl
     // backend's incident replays): graded only when a filter names them, e.g.
     // --impl 'calib.*' or --impl 'opencl.incident.*'.
-    if (request.impls.empty() &&
+    if (request.impls.empty() && !named_by_prefix(suite_impls, impl->declaration().name) &&
         (impl->declaration().backend == "calibration" || impl->declaration().extra.count("broken_on_purpose") > 0))
       continue;
     const BackendInfo* info = nullptr;
@@ -78,6 +87,7 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   std::vector<Job> jobs;
   for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
     if (!selected(request.contracts, loaded.contracts[ci].id)) continue;
+    if (!selected(suite_contracts, loaded.contracts[ci].id)) continue;
     for (const auto& e : entries) jobs.push_back({ci, &e});
   }
   const std::size_t total = jobs.size();

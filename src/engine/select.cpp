@@ -376,6 +376,60 @@ bool selected(const std::vector<std::string>& filters, const std::string& name) 
   return false;
 }
 
+bool named_by_prefix(const std::vector<std::string>& filters, const std::string& name) {
+  const std::string prefix = name.substr(0, name.find('.'));
+  for (const auto& f : filters)
+    if (!backend_prefix(f).empty() && backend_prefix(f) == prefix && glob_match(f, name)) return true;
+  return false;
+}
+
+const Suite* resolve_suite(const std::string& name, const LoadedContracts& loaded,
+                           const std::vector<std::shared_ptr<const Impl>>& impls,
+                           std::vector<lang::Diagnostic>* diagnostics) {
+  const Suite* suite = nullptr;
+  std::vector<std::string> names;
+  for (const auto& s : loaded.suites) {
+    names.push_back(s.name);
+    if (s.name == name) suite = &s;
+  }
+  if (!suite) {
+    std::string known;
+    for (const auto& s : loaded.suites) known += (known.empty() ? "" : ", ") + s.name + " (tier " + s.tier + ")";
+    diagnostics->push_back(selection_error(
+        "--suite",
+        "no suite '" + name + "' in the given paths" +
+            (known.empty() ? std::string(" (they hold no suite block)") : " (suites: " + known + ")"),
+        lang::nearest_word(name, names)));
+    return nullptr;
+  }
+  std::vector<std::string> ids, impl_names;
+  for (const auto& c : loaded.contracts) ids.push_back(c.id);
+  for (const auto& impl : impls) impl_names.push_back(impl->declaration().name);
+  bool ok = true;
+  auto unmatched = [&](const std::string& what, const std::string& glob, const std::vector<std::string>& pool) {
+    lang::Diagnostic d;
+    d.severity = lang::Diagnostic::Severity::kError;
+    d.loc = suite->loc;
+    d.message = "suite " + suite->name + ": no " + what + " matches '" + glob + "'";
+    d.suggestion = lang::nearest_word(glob, pool);
+    diagnostics->push_back(std::move(d));
+    ok = false;
+  };
+  for (const auto& g : suite->contracts)
+    if (!any_match(g, ids)) unmatched("contract", g, ids);
+  for (const auto& g : suite->impls)
+    if (!any_match(g, impl_names)) unmatched("impl", g, impl_names);
+  return ok ? suite : nullptr;
+}
+
+std::string suite_note(const Suite& suite) {
+  std::string contracts, impls;
+  for (const auto& c : suite.contracts) contracts += (contracts.empty() ? "" : ", ") + c;
+  for (const auto& i : suite.impls) impls += (impls.empty() ? "" : ", ") + i;
+  return "suite " + suite.name + " (tier " + suite.tier + ", " + suite.loc.file + ":" + std::to_string(suite.loc.line) +
+         "): contracts " + (contracts.empty() ? "all" : contracts) + "; impls " + (impls.empty() ? "all" : impls);
+}
+
 std::vector<lang::Diagnostic> check_selection(const CheckRequest& request, const LoadedContracts& loaded,
                                               const std::vector<std::shared_ptr<const Impl>>& impls,
                                               const std::vector<BackendInfo>& backends) {
@@ -383,6 +437,9 @@ std::vector<lang::Diagnostic> check_selection(const CheckRequest& request, const
   // Paths: every one given must contribute a contract (a missing file is
   // already a parse diagnostic).
   std::set<std::string> files(loaded.files.begin(), loaded.files.end());
+  // A file of suite blocks alone holds what --suite selects.
+  if (!request.suite.empty())
+    for (const auto& s : loaded.suites) files.insert(s.loc.file);
   for (const auto& p : request.paths) {
     bool found = false;
     for (const auto& f : files)

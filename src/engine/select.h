@@ -18,6 +18,20 @@ bool any_error(const std::vector<lang::Diagnostic>& diagnostics);
 /// Whether `name` passes a list of glob filters (an empty list passes everything).
 bool selected(const std::vector<std::string>& filters, const std::string& name);
 
+/// Whether a glob of `filters` names `name` by its literal backend prefix
+/// ("calib.*" names calib.gemm; "*" names nothing this way).
+bool named_by_prefix(const std::vector<std::string>& filters, const std::string& name);
+
+/// The `suite NAME` block of the loaded files, or nullptr with an error in
+/// *diagnostics: no suite of that name (with the nearest), or one of its
+/// contract or impl globs matches nothing (at the suite's file:line).
+const Suite* resolve_suite(const std::string& name, const LoadedContracts& loaded,
+                           const std::vector<std::shared_ptr<const Impl>>& impls,
+                           std::vector<lang::Diagnostic>* diagnostics);
+
+/// One line for the run's notes: which suite, its tier and where it is written.
+std::string suite_note(const Suite& suite);
+
 /// The problems of a run's selection, as diagnostics (errors make the run exit
 /// 2 before any case runs):
 /// - paths that hold no contract;

@@ -1406,7 +1406,7 @@ const std::vector<std::string>& contract_clause_keywords() {
 }
 
 const std::vector<std::string>& contract_meta_keywords() {
-  static const std::vector<std::string> v = {"title", "version", "class"};
+  static const std::vector<std::string> v = {"title", "version", "class", "retest"};
   return v;
 }
 

@@ -66,7 +66,8 @@ std::string contract_text(const Contract& c, bool with_comments) {
   for (const auto& key : detail::contract_meta_keywords()) {
     auto it = c.meta.find(key);
     if (it == c.meta.end()) continue;
-    const bool plain = key != "title" && detail::valid_plain_name(it->second);
+    // A retest line has its own grammar (kc/retest.h) and reads back unquoted.
+    const bool plain = key == "retest" || (key != "title" && detail::valid_plain_name(it->second));
     print_entry(out, key, {plain ? it->second : detail::quote(it->second)});
   }
   if (!c.depends.empty()) {

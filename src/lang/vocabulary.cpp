@@ -8,6 +8,7 @@
 
 #include "kc/enum_table.h"
 #include "kc/lang.h"
+#include "kc/retest.h"
 #include "kc/signature.h"
 #include "kc/vocabulary.h"
 #include "lang/names.h"
@@ -31,6 +32,8 @@ std::vector<std::string>& op_classes() {
       "tanh",        "erf",       "all_reduce",      "reduce_scatter", "all_gather",
       "sequential_matmul",
       "gemv",
+      // complex BLAS (src/ops/complex)
+      "cdot", "cscal", "ciamax", "cgemv", "cgemm",
       "mlp_train_step",
       "layernorm",   "rmsnorm",   "rope",        "swiglu",
       // training ops (issue #6, docs/transformer-training.md)
@@ -227,6 +230,16 @@ bool check_clause_names(std::string_view keyword, const Span& body, const Contra
 }
 
 bool check_meta_name(std::string_view keyword, const Span& body, const std::string& value, Diags& d) {
+  if (keyword == "retest") {
+    std::size_t at = 0;
+    const auto rule = parse_retest(value, &at);
+    if (rule.ok()) return true;
+    // The value is the body's text unless it was quoted: point into the body either way.
+    const std::size_t shift = body.text().find(value);
+    d.error(body, shift == std::string::npos ? 0 : shift + at, rule.status().message(),
+            "retest " + join(word_names(retest_table()), " | "));
+    return false;
+  }
   if (keyword != "class" || find_word(contract_class_table(), value)) return true;
   const std::size_t at = find_ident(body.text(), value);
   unknown_name(d, body, at == std::string::npos ? 0 : at, "contract class", value, word_names(contract_class_table()));

@@ -141,7 +141,7 @@ class YamlParser {
     static const std::vector<std::string> keys = {"id",        "comment",   "title",   "version",
                                                   "class",     "scope",     "pre",     "post",
                                                   "tolerance", "reference", "measure", "violation",
-                                                  "comments",  "depends"};
+                                                  "comments",  "depends",   "retest"};
     std::vector<std::string> seen;
     for (auto it = n.begin(); it != n.end(); ++it) {
       const std::string key = scalar_key(it->first);
@@ -162,7 +162,8 @@ class YamlParser {
         c.loc = at(v.Mark()).loc(0);
       } else if (key == "comment") {
         c.comment = text(v);
-      } else if (key == "title" || key == "version" || key == "class") {
+      } else if (std::find(contract_meta_keywords().begin(), contract_meta_keywords().end(), key) !=
+                 contract_meta_keywords().end()) {
         parse_meta(key, span(v), &c, d_);
       } else if (key == "depends") {
         parse_depends(v.IsSequence() ? list_span(v) : span(v), &c, d_);

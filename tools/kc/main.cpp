@@ -25,6 +25,7 @@
 #include "kc/oracle_options.h"
 #include "kc/oracles.h"
 #include "kc/report.h"
+#include "kc/retest.h"
 #include "kc/sanitizer.h"
 #include "kc/signature.h"
 #include "kc/train_config.h"
@@ -60,9 +61,9 @@ commands:
   lint PATHS...        parse contracts; list clause by clause what keeps them from executing
   fmt FILE [--to kc|yaml]
                        print the canonical form (or convert between .kc and YAML)
-  list [WHAT]          what kc knows: contracts (default), ops, impls, properties, and the
+  list [WHAT]          what kc knows: contracts (default), ops, impls, suites, properties, and the
                        language's tables: probes, aggregates, metrics, observe, signatures,
-                       oracles, classes, declarations, precisions (--format md: a Markdown table)
+                       oracles, classes, declarations, precisions, retest (--format md: a Markdown table)
   backends             which backends are available here, with versions, and why not
   explain ID           what a contract promises, how it is measured, what a violation means
   verify-trace FILE    check a trace's hash chain
@@ -75,10 +76,16 @@ commands:
                        kernels); records evidence in DIR/ladder.jsonl (--out DIR)
   status [--dir DIR]   per contract x impl: the ladder level reached and the evidence behind it
   graph [PATHS...]     the contract dependency DAG (`depends` lines): --format mermaid|dot|json
+  retest-plan --from OLD --to NEW [--notes FILE] [PATHS...]
+                       which contracts an update of a library from OLD to NEW must run again,
+                       from each contract's `retest` line (always | release_notes {...} |
+                       major_version); runs nothing (docs/suites.md)
 
 options (check, grade, calibrate):
   --contract GLOB      only contracts whose id matches (repeatable)
   --impl GLOB          only impls whose name matches (repeatable)
+  --suite NAME         (check, grade) only what the `suite NAME` block of the loaded files
+                       selects, together with --contract/--impl (`kc list suites`)
   --backend GLOB       load and run only the backends whose name matches (repeatable); the
                        others are never probed, so their libraries stay out of kc
   --plugin LIB.so      load a plugin library through the kc_plugin.h C ABI (repeatable)
@@ -153,6 +160,7 @@ struct Args {
   bool fast_tuned = false;  ///< --fast-probes or --fast-samples given
   std::string affected;
   std::string dir;
+  std::string from, notes;  ///< retest-plan (--to is its new version)
   kc::ladder::LadderRequest ladder;
   std::optional<kc::sanitizer::Tool> sanitizer;  ///< --compute-sanitizer
   std::vector<std::string> argv;                 ///< the arguments as given, for the sanitizer's re-run
@@ -217,6 +225,12 @@ int parse_args(int argc, char** argv, Args* a) {
     } else if (s == "--impl") {
       if (!value(&x)) return usage_error("--impl needs a value");
       a->request.impls.push_back(x);
+    } else if (s == "--suite") {
+      if (!value(&a->request.suite)) return usage_error("--suite needs a suite name (`kc list suites`)");
+    } else if (s == "--from") {
+      if (!value(&a->from)) return usage_error("--from needs a version");
+    } else if (s == "--notes") {
+      if (!value(&a->notes)) return usage_error("--notes needs a file");
     } else if (s == "--backend") {
       if (!value(&x)) return usage_error("--backend needs a value");
       a->request.backends.push_back(x);
@@ -249,7 +263,7 @@ int parse_args(int argc, char** argv, Args* a) {
     } else if (s == "--out") {
       if (!value(&a->out)) return usage_error("--out needs a directory");
     } else if (s == "--to") {
-      if (!value(&a->to)) return usage_error("--to needs kc or yaml");
+      if (!value(&a->to)) return usage_error("--to needs kc or yaml (fmt) or a version (retest-plan)");
     } else if (s == "--isolate") {
       const std::string choices = kc::enum_choices(kc::isolate::mode_table());
       if (!value(&x)) return usage_error("--isolate needs " + choices);
@@ -652,7 +666,7 @@ int cmd_fmt(const Args& a) {
 
 const std::string kLanguageTables =
     "probes | aggregates | metrics | observe | signatures | oracles | oracle_options | classes | declarations | "
-    "precisions";
+    "precisions | retest";
 
 /// Prints rows as aligned columns, or (md) as a Markdown table with a header.
 void print_rows(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows, bool md) {
@@ -710,6 +724,8 @@ int list_language_table(const std::string& what, bool md) {
     print_rows({"observe", "meaning"}, word_rows(kc::observe_table(), false), md);
   } else if (what == "classes") {
     print_rows({"class", "family"}, word_rows(kc::contract_class_table(), false), md);
+  } else if (what == "retest") {
+    print_rows({"retest", "when a library update runs the contract again"}, word_rows(kc::retest_table(), false), md);
   } else if (what == "precisions") {
     std::vector<std::vector<std::string>> rows;
     for (const auto& t : kc::all_dtypes()) {
@@ -796,6 +812,19 @@ int cmd_list(const Args& a) {
     }
     return kExitOk;
   }
+  if (what == "suites") {
+    const auto paths = a.positional.size() > 1 ? std::vector<std::string>(a.positional.begin() + 1, a.positional.end())
+                                               : std::vector<std::string>{KC_DEFAULT_CONTRACTS};
+    auto loaded = kc::engine::load_contracts(paths);
+    for (const auto& s : loaded.suites) {
+      std::string cs, is;
+      for (const auto& c : s.contracts) cs += (cs.empty() ? "" : ", ") + c;
+      for (const auto& i : s.impls) is += (is.empty() ? "" : ", ") + i;
+      std::printf("%-10s tier %-6s contracts %s; impls %s  (%s:%d)\n", s.name.c_str(), s.tier.c_str(),
+                  cs.empty() ? "all" : cs.c_str(), is.empty() ? "all" : is.c_str(), s.loc.file.c_str(), s.loc.line);
+    }
+    return kExitOk;
+  }
   if (what == "properties") {  // the algebraic properties `reference algebraic NAME` can name
     for (const auto& p : kc::obligation::properties()) {
       std::string ops;
@@ -805,7 +834,7 @@ int cmd_list(const Args& a) {
     return kExitOk;
   }
   if (int rc = list_language_table(what, a.format == "md"); rc >= 0) return rc;
-  return usage_error("list what? contracts | ops | impls | properties | " + kLanguageTables);
+  return usage_error("list what? contracts | ops | impls | suites | properties | " + kLanguageTables);
 }
 
 int cmd_backends(const Args& a) {
@@ -894,6 +923,112 @@ int cmd_verify_trace(const Args& a) {
   return kExitOk;
 }
 
+/// `kc retest-plan --from V --to V [--notes FILE] [PATHS]`: which contracts an
+/// update of the library from V to V must run again (kc/retest.h).
+/// kc diff OLD NEW: two run records compared per contract x impl.
+int cmd_diff(const Args& a) {
+  if (a.positional.size() != 2) return usage_error("diff needs two run records: kc diff OLD NEW (directories or record.json)");
+  if (a.format != "table" && a.format != "json") return usage_error("diff --format must be table or json");
+  auto fail_on = kc::report::parse_fail_on(a.fail_on);
+  if (!fail_on.ok()) return usage_error(fail_on.status().message());
+  auto old_run = kc::report::read_record(a.positional[0]);
+  if (!old_run.ok()) return usage_error(old_run.status().message());
+  auto new_run = kc::report::read_record(a.positional[1]);
+  if (!new_run.ok()) return usage_error(new_run.status().message());
+  kc::report::DiffOptions options;
+  options.fail_on = *fail_on;
+  const kc::report::DiffResult d = kc::report::diff_records(*old_run, *new_run, options);
+  std::cout << (a.format == "json" ? kc::report::render_diff_json(d) : kc::report::render_diff_text(d));
+  int rc = d.regression() ? kExitViolation : kExitOk;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {a.junit, a.junit.empty() ? "" : kc::report::render_diff_junit(d)},
+      {a.html, a.html.empty() ? "" : kc::report::render_diff_html(d, *old_run, *new_run)}};
+  for (const auto& [path, content] : files) {
+    if (path.empty()) continue;
+    if (kc::Status s = kc::report::write_file(path, content); !s.ok()) {
+      std::cerr << "kc: cannot write " << s.message() << "\n";
+      rc = kExitInternal;
+    }
+  }
+  return rc;
+}
+
+/// kc baseline update --out FILE RUN: the run's violations as a baseline.
+int cmd_baseline(const Args& a) {
+  if (a.positional.size() != 2 || a.positional[0] != "update" || !a.out_given)
+    return usage_error("usage: kc baseline update --out FILE RUN (RUN: a run directory or record.json)");
+  auto run = kc::report::read_record(a.positional[1]);
+  if (!run.ok()) return usage_error(run.status().message());
+  std::optional<kc::report::Baseline> previous;
+  if (std::filesystem::exists(a.out)) {
+    auto b = kc::report::read_baseline(a.out);
+    if (!b.ok()) return usage_error("--out " + b.status().message() + " (kc keeps the reasons of the baseline it updates)");
+    previous = std::move(*b);
+  }
+  const std::string text =
+      kc::report::render_baseline(*run, previous ? &*previous : nullptr, kc::report::today_utc(), a.positional[1]);
+  if (kc::Status s = kc::report::write_file(a.out, text); !s.ok()) {
+    std::cerr << "kc: cannot write " << s.message() << "\n";
+    return kExitInternal;
+  }
+  std::size_t n = 0;
+  for (const auto& c : run->cases) n += c.verdict == "violation" ? 1 : 0;
+  std::cout << "kc: baseline " << a.out << ": " << n << " violating case" << (n == 1 ? "" : "s") << " from "
+            << run->source << "\n";
+  return kExitOk;
+}
+
+int cmd_retest_plan(const Args& a) {
+  if (a.from.empty() || a.to.empty()) return usage_error("retest-plan needs --from VERSION and --to VERSION");
+  std::string notes;
+  if (!a.notes.empty()) {
+    std::ifstream in(a.notes, std::ios::binary);
+    if (!in) return usage_error("--notes: cannot read '" + a.notes + "'");
+    notes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const auto paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
+  auto loaded = kc::engine::load_contracts(paths);
+  int rc = kExitOk;
+  for (const auto& d : loaded.diagnostics) {
+    std::cerr << d.render() << "\n";
+    if (d.severity == kc::lang::Diagnostic::Severity::kError) rc = kExitUsage;
+  }
+  if (rc != kExitOk) return rc;
+  if (loaded.contracts.empty()) return usage_error("retest-plan: no contract in the given paths");
+  std::vector<kc::Contract> chosen;
+  for (const auto& c : loaded.contracts) {
+    bool match = a.request.contracts.empty();
+    for (const auto& g : a.request.contracts) match = match || kc::engine::glob_match(g, c.id);
+    if (match) chosen.push_back(c);
+  }
+  const auto plan = kc::retest_plan(chosen, a.from, a.to, notes, !a.notes.empty());
+  std::size_t runs = 0;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& e : plan) {
+    runs += e.run ? 1 : 0;
+    std::string rule = e.rule.declared ? e.rule.kind : "-";
+    for (std::size_t i = 0; i < e.rule.subsystems.size(); ++i)
+      rule += (i == 0 ? " {" : ", ") + e.rule.subsystems[i] + (i + 1 == e.rule.subsystems.size() ? "}" : "");
+    rows.push_back({e.contract, e.run ? "run" : "skip", rule, e.why});
+  }
+  if (a.format == "md") {
+    print_rows({"contract", "decision", "retest", "why"}, rows, true);
+  } else {
+    std::cout << "update " << a.from << " -> " << a.to << " (major " << kc::major_version(a.from) << " -> "
+              << kc::major_version(a.to) << ")" << (a.notes.empty() ? ", no release notes" : ", notes " + a.notes)
+              << "\n";
+    print_rows({}, rows, false);
+  }
+  std::cout << runs << " of " << plan.size() << " contracts to run\n";
+  if (a.format != "md" && runs > 0 && runs < plan.size()) {
+    std::cout << "run them: kc check";
+    for (const auto& e : plan)
+      if (e.run) std::cout << " --contract " << e.contract;
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
 int cmd_config_check(const Args& a) {
   if (a.positional.empty()) return usage_error("config-check needs a training config (.yaml)");
   int rc = kExitOk;
@@ -929,8 +1064,10 @@ int main(int argc, char** argv) {
   if (a.command == "ladder") return cmd_ladder(a);
   if (a.command == "status") return cmd_status(a);
   if (a.command == "graph") return cmd_graph(a);
+  if (a.command == "retest-plan") return cmd_retest_plan(a);
   const std::vector<std::string> commands = {"check", "grade", "calibrate", "lint", "fmt", "list", "backends", "explain",
-                                             "verify-trace", "vet", "config-check", "ladder", "status", "graph"};
+                                             "verify-trace", "vet", "config-check", "ladder", "status", "graph",
+                                             "retest-plan"};
   std::string near = kc::lang::nearest_word(a.command, commands);
   return usage_error("unknown command '" + a.command + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
 }
