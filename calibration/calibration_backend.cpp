@@ -53,6 +53,7 @@ class CalibrationBackend : public Backend {
     add_elementwise_edge_impls(out);
     add_softmax_impls(out);
     add_lowprec_impls(out);
+    add_range_impls(out);
     return out;
   }
 };

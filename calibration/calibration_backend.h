@@ -57,5 +57,6 @@ void add_elementwise_impls(ImplList& out);  ///< exp, tanh, gated activations, s
 void add_elementwise_edge_impls(ImplList& out);  ///< elementwise exactness trios (elementwise_edge.cpp)
 void add_softmax_impls(ImplList& out);      ///< softmax / log_softmax seeded bugs (softmax.cpp)
 void add_lowprec_impls(ImplList& out);      ///< bf16 GEMM trio (lowprec.cpp)
+void add_range_impls(ImplList& out);        ///< extreme-magnitude trios, contracts/range (range.cpp)
 
 }  // namespace kc::calibration

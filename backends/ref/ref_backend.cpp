@@ -36,6 +36,16 @@ class RefImpl final : public Impl {
     }
     // ref_transformer.cpp selects ±inf out: gelu/silu(-inf) = 0, the limit.
     if (decl_.op == "gelu_erf" || decl_.op == "gelu_tanh" || decl_.op == "silu") decl_.extra["inf_policy"] = "LIMIT";
+    // What the code does at extreme magnitudes (contracts/range): run_softmax
+    // subtracts the row max, so exp sees arguments <= 0 and the sum lies in
+    // [1, cols]; run_layernorm and run_rmsnorm sum squares in fp32 unscaled.
+    if (decl_.op == "softmax" || decl_.op == "log_softmax") {
+      decl_.extra["reduction_range"] = "SAFE";
+      decl_.source += "; reduction_range: run_softmax, max-subtracted (exp arguments <= 0, row sum in [1, cols])";
+    } else if (decl_.op == "layernorm" || decl_.op == "rmsnorm") {
+      decl_.extra["reduction_range"] = "UNSCALED";
+      decl_.source += "; reduction_range: ref_transformer.cpp sums the (centred) squares in fp32, unscaled";
+    }
   }
 
   const Declaration& declaration() const override { return decl_; }

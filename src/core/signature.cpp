@@ -10,10 +10,13 @@ constexpr SignatureInfo kSignatures[] = {
     // Values: what the outputs show against the reference.
     {kSaturation, "cap", "outputs top out at a narrow format's maximum (or overflow) where the reference exceeds it",
      "classifier (values)", ""},
-    {kOverflowToInf, "count", "finite inputs and reference, non-finite outputs: an intermediate overflowed",
+    {kOverflowToInf, "count",
+     "finite inputs and reference, non-finite outputs (or, for inputs whose squares overflow, 0 = x / Inf where the "
+     "reference is normal): an intermediate overflowed",
      "classifier (values)", ""},
     {kUnderflowToZero, "count",
-     "inputs whose products underflow, a normal reference, zero or subnormal outputs: an intermediate underflowed",
+     "an input whose products underflow, a normal reference, zero or subnormal outputs (or +-Inf / NaN from a "
+     "division by the underflowed sum): an intermediate underflowed to zero",
      "classifier (values)", ""},
     {kCancellationCollapse, "count", "outputs lost all significant digits to cancellation (large offset, small spread)",
      "classifier (values)", ""},

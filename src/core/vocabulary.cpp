@@ -37,12 +37,15 @@ constexpr WordInfo kProbes[] = {
      "every op with float inputs"},
     {"overflow_range", "(f)",
      "|x_i| = u f max / sqrt(n), u in [0.5, 1] (default f = 0.5): every square overflows the format, the norm does "
-     "not",
-     "nrm2"},
+     "not. Row ops (src/ops/range_probe.cpp): norm2, rmsnorm, layernorm the same per row (layernorm's beta set to "
+     "0); softmax, log_softmax, log_sum_exp |x| = u f max; variance c + d with c^2 > max, |d| <= f sqrt(max); "
+     "mean u f max of one sign (the sum overflows, the mean does not)",
+     "nrm2, norm2, rmsnorm, layernorm, softmax, log_softmax, log_sum_exp, variance, mean"},
     {"underflow_range", "",
      "|x_i| near 2^(ilogb(smallest subnormal) / 2 - 2): normal values whose squares round to 0 in the format, "
-     "a normal norm",
-     "nrm2"},
+     "a normal norm (per row for the row ops; layernorm's beta set to 0; run rmsnorm and layernorm at eps = 0, "
+     "where the exact output is x / rms(x))",
+     "nrm2, norm2, rmsnorm, layernorm"},
     {"oob", "(i, ...)", "index arrays mixing in-range and out-of-range values (-1, -bound, bound, bound + 10)",
      "indexing ops (gather, embedding, index_select, scatter_add)"},
 };
@@ -140,6 +143,12 @@ constexpr WordInfo kDeclarationKeys[] = {
      "SAFE: nrm2 returns ||x|| without overflow or underflow wherever it is representable, +Inf for an infinite "
      "element (reference snrm2.f90 3.10+)",
      "SAFE"},
+    {"reduction_range", "",
+     "the row reductions of a norm, softmax or statistic at extreme magnitudes: SAFE (no intermediate overflows or "
+     "underflows where the result is representable: scaled or wider sums), UNSCALED (the code forms squares and "
+     "sums in the data format: rows near the overflow or underflow threshold lose the result), UNSPECIFIED (the "
+     "library states nothing); only SAFE is judged (contracts/range)",
+     "SAFE|UNSCALED|UNSPECIFIED"},
     {"reentrant", "", "false: the impl must not run concurrently with itself (the determinism sweep skips concurrency)",
      "true|false"},
 };

@@ -152,10 +152,26 @@ bool detect_saturation(const Observation& obs, const ValueFacts& f, Sigs* sigs, 
   return false;
 }
 
+/// Inputs at the ends of the format's range: the largest input's square
+/// overflows the input format (|x| > sqrt(max)), or every element of one
+/// input tensor has a square below the smallest normal number. There a lost
+/// result is named for the intermediate that left the range (detect_overflow,
+/// detect_underflow), not as a constant.
+bool squares_overflow(const Observation& obs) {
+  return obs.inputs_finite && obs.input_format_max > 0 && obs.input_max_abs > std::sqrt(obs.input_format_max);
+}
+bool squares_underflow(const Observation& obs) {
+  if (!obs.inputs_finite || !dtype_info(obs.dtype).is_float) return false;
+  const double least = obs.least_input_max_abs > 0 ? obs.least_input_max_abs : obs.input_max_abs;
+  return least > 0 && least * least < dtype_info(obs.dtype).min_normal;
+}
+
 /// Constant output where the reference varies (a NaN written everywhere is
 /// named as a NaN, below).
 bool detect_constant(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
   if (f.n < 2 || std::isnan(obs.got[0])) return false;
+  // 0 or +-Inf everywhere on range-probe inputs: x / sqrt(inf) = 0, x / 0 = inf.
+  if ((obs.got[0] == 0 || std::isinf(obs.got[0])) && (squares_overflow(obs) || squares_underflow(obs))) return false;
   bool got_const = true, ref_const = true;
   // The constant must be wrong where the reference is a number: a constant
   // that fails only where the reference is NaN or Inf (zeros stored for
@@ -180,22 +196,35 @@ bool detect_constant(const Observation& obs, const ValueFacts& f, Sigs* sigs, No
 /// (max|x|^2 < min_normal), a reference that is a normal number, and outputs
 /// that are zero or subnormal there. A sum of squares of such entries is 0 in
 /// the format; a scaled algorithm (nrm2's) keeps them.
+/// A normalisation dividing by that underflowed sum gives +-Inf or NaN (x / 0,
+/// 0 / 0) where the reference is a normal number: the same cause, counted
+/// here (detect_overflow leaves non-finite outputs of such inputs alone).
+/// The inputs are judged by the tensor of smallest magnitude (a row of tiny
+/// values beside a gamma of order 1).
 bool detect_underflow(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
-  if (!obs.inputs_finite || !dtype_info(obs.dtype).is_float) return false;
+  if (!squares_underflow(obs)) return false;
   const double min_normal = dtype_info(obs.dtype).min_normal;
-  if (!(obs.input_max_abs > 0) || obs.input_max_abs * obs.input_max_abs >= min_normal) return false;
-  std::size_t lost = 0;
+  const double least = obs.least_input_max_abs > 0 ? obs.least_input_max_abs : obs.input_max_abs;
+  std::size_t lost = 0, divided = 0;
   for (std::size_t i = 0; i < f.n; ++i) {
     const double r = round_to(obs.ref[i], obs.dtype);
     if (!std::isfinite(r) || std::fabs(r) < min_normal) continue;
+    if (i < obs.unwritten.size() && obs.unwritten[i]) continue;
     const double allowed = i < obs.allowed.size() ? obs.allowed[i] : 0;
-    lost += std::fabs(obs.got[i]) < min_normal && failing(obs.got[i], obs.ref[i], allowed);
+    if (!failing(obs.got[i], obs.ref[i], allowed)) continue;
+    lost += std::fabs(obs.got[i]) < min_normal;
+    divided += !std::isfinite(obs.got[i]);
   }
-  if (lost == 0 || lost * 2 < f.fails) return false;
-  sigs->push_back({sig::kUnderflowToZero, {std::to_string(lost)}});
-  notes->push_back(std::to_string(lost) + " outputs are zero or subnormal where the reference is a normal number; the "
-                   "inputs reach only |x| = " + fmt_g(obs.input_max_abs) + ", so their products underflow " +
-                   std::string(dtype_info(obs.dtype).name) + ": an unscaled intermediate underflowed");
+  if (lost + divided == 0 || (lost + divided) * 2 < f.fails) return false;
+  sigs->push_back({sig::kUnderflowToZero, {std::to_string(lost + divided)}});
+  std::string what;
+  if (lost > 0) what = std::to_string(lost) + " outputs are zero or subnormal";
+  if (divided > 0)
+    what += std::string(what.empty() ? "" : " and ") + std::to_string(divided) + " outputs are +-Inf or NaN";
+  notes->push_back(what + " where the reference is a normal number; an input reaches only |x| = " + fmt_g(least) +
+                   ", so its squares and products underflow " + std::string(dtype_info(obs.dtype).name) +
+                   ": an unscaled intermediate underflowed to zero" +
+                   (divided > 0 ? " and was divided by (x / 0, 0 / 0)" : ""));
   return true;
 }
 
@@ -204,22 +233,39 @@ bool detect_underflow(const Observation& obs, const ValueFacts& f, Sigs* sigs, N
 /// input beyond ln(max) of its format makes exp overflow (a square overflows
 /// later still), and Inf - Inf or Inf / Inf then gives the NaN; otherwise the
 /// NaN is named as a NaN (detect_nan_inf).
+/// Where the inputs' squares overflow (|x| > sqrt(max)), an overflowed
+/// intermediate also shows as a zero output: x / sqrt(inf) = 0 in an unscaled
+/// norm. Those count too when the reference there is a normal number.
 bool detect_overflow(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
   if (!obs.inputs_finite) return false;
-  std::size_t inf_out = 0, nan_out = 0;
+  // Every square of one input underflows and none overflows: an infinite
+  // output is a division by an underflowed sum (detect_underflow).
+  if (squares_underflow(obs) && !squares_overflow(obs)) return false;
+  const bool big = squares_overflow(obs);
+  const double min_normal = dtype_info(obs.dtype).is_float ? dtype_info(obs.dtype).min_normal : 0.0;
+  std::size_t inf_out = 0, nan_out = 0, zero_out = 0;
   for (std::size_t i = 0; i < f.n; ++i) {
     if (!std::isfinite(obs.ref[i]) || (i < obs.unwritten.size() && obs.unwritten[i])) continue;
     inf_out += std::isinf(obs.got[i]);
     nan_out += std::isnan(obs.got[i]);
+    zero_out += big && obs.got[i] == 0 && std::fabs(round_to(obs.ref[i], obs.dtype)) >= min_normal &&
+                failing(obs.got[i], obs.ref[i], i < obs.allowed.size() ? obs.allowed[i] : 0);
   }
   const double exp_limit = obs.input_format_max > 0 ? std::log(obs.input_format_max) : HUGE_VAL;
   const bool can_overflow = obs.input_max_abs > exp_limit;
-  if (inf_out == 0 && (nan_out == 0 || !can_overflow)) return false;
-  sigs->push_back({sig::kOverflowToInf, {std::to_string(inf_out + nan_out)}});
+  if (inf_out == 0 && zero_out == 0 && (nan_out == 0 || !can_overflow)) return false;
+  // Zeros alone name an overflow only when they are most of what failed.
+  if (inf_out + nan_out == 0 && zero_out * 2 < f.fails) return false;
+  sigs->push_back({sig::kOverflowToInf, {std::to_string(inf_out + nan_out + zero_out)}});
   std::string what = inf_out > 0 ? std::to_string(inf_out) + " outputs are +-Inf" : std::string();
   if (nan_out > 0) what += std::string(what.empty() ? "" : " and ") + std::to_string(nan_out) + " outputs are NaN";
+  if (zero_out > 0)
+    what += std::string(what.empty() ? "" : " and ") + std::to_string(zero_out) +
+            " outputs are 0 where the reference is a normal number (x / Inf)";
   what += " although every input and the reference are finite";
-  if (can_overflow)
+  if (big)
+    what += "; inputs reach |x| = " + fmt_g(obs.input_max_abs) + ", whose square overflows the input format";
+  else if (can_overflow)
     what += "; inputs reach |x| = " + fmt_g(obs.input_max_abs) + ", beyond " + fmt_g(exp_limit) +
             " where exp overflows in the input format";
   notes->push_back(what + ": an intermediate overflowed");

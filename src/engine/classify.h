@@ -29,6 +29,11 @@ struct Observation {
   /// of their format (to tell whether exp or a square of an input can overflow).
   double input_max_abs = 0;
   double input_format_max = 0;
+  /// The smallest, over the floating input tensors that are not all zero, of
+  /// a tensor's largest finite |x|: below sqrt(min_normal) every square of
+  /// that tensor underflows (a row of tiny values beside a scale of order 1,
+  /// as in rmsnorm).
+  double least_input_max_abs = 0;
 };
 
 /// Pure-pattern detectors over one observation (no re-execution). Each

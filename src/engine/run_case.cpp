@@ -94,14 +94,21 @@ double offset_ratio(const std::vector<double>& v, std::size_t begin, std::size_t
 void describe_inputs(const Call& call, Observation* obs) {
   std::vector<double> all;
   double worst_row = 0;
+  bool seen_tensor = false;
   for (std::size_t k = 0; k < call.tensors.size(); ++k) {
     if (call.roles[k] != Role::kIn || !dtype_info(call.tensors[k].dtype()).is_float) continue;
     const Tensor& t = call.tensors[k];
     const std::vector<double> v = t.to_doubles();
     obs->input_format_max = std::max(obs->input_format_max, dtype_info(t.dtype()).max_finite);
+    double tensor_max = 0;
     for (double x : v) {
       obs->inputs_finite = obs->inputs_finite && std::isfinite(x);
-      if (std::isfinite(x)) obs->input_max_abs = std::max(obs->input_max_abs, std::fabs(x));
+      if (std::isfinite(x)) tensor_max = std::max(tensor_max, std::fabs(x));
+    }
+    obs->input_max_abs = std::max(obs->input_max_abs, tensor_max);
+    if (tensor_max > 0) {  // an all-zero tensor (a beta of 0) has no squares to underflow
+      obs->least_input_max_abs = seen_tensor ? std::min(obs->least_input_max_abs, tensor_max) : tensor_max;
+      seen_tensor = true;
     }
     if (t.rank() >= 2 && t.dim(0) > 1) {
       const auto row = v.size() / static_cast<std::size_t>(t.dim(0));

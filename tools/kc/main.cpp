@@ -925,59 +925,6 @@ int cmd_verify_trace(const Args& a) {
 
 /// `kc retest-plan --from V --to V [--notes FILE] [PATHS]`: which contracts an
 /// update of the library from V to V must run again (kc/retest.h).
-/// kc diff OLD NEW: two run records compared per contract x impl.
-int cmd_diff(const Args& a) {
-  if (a.positional.size() != 2) return usage_error("diff needs two run records: kc diff OLD NEW (directories or record.json)");
-  if (a.format != "table" && a.format != "json") return usage_error("diff --format must be table or json");
-  auto fail_on = kc::report::parse_fail_on(a.fail_on);
-  if (!fail_on.ok()) return usage_error(fail_on.status().message());
-  auto old_run = kc::report::read_record(a.positional[0]);
-  if (!old_run.ok()) return usage_error(old_run.status().message());
-  auto new_run = kc::report::read_record(a.positional[1]);
-  if (!new_run.ok()) return usage_error(new_run.status().message());
-  kc::report::DiffOptions options;
-  options.fail_on = *fail_on;
-  const kc::report::DiffResult d = kc::report::diff_records(*old_run, *new_run, options);
-  std::cout << (a.format == "json" ? kc::report::render_diff_json(d) : kc::report::render_diff_text(d));
-  int rc = d.regression() ? kExitViolation : kExitOk;
-  const std::vector<std::pair<std::string, std::string>> files = {
-      {a.junit, a.junit.empty() ? "" : kc::report::render_diff_junit(d)},
-      {a.html, a.html.empty() ? "" : kc::report::render_diff_html(d, *old_run, *new_run)}};
-  for (const auto& [path, content] : files) {
-    if (path.empty()) continue;
-    if (kc::Status s = kc::report::write_file(path, content); !s.ok()) {
-      std::cerr << "kc: cannot write " << s.message() << "\n";
-      rc = kExitInternal;
-    }
-  }
-  return rc;
-}
-
-/// kc baseline update --out FILE RUN: the run's violations as a baseline.
-int cmd_baseline(const Args& a) {
-  if (a.positional.size() != 2 || a.positional[0] != "update" || !a.out_given)
-    return usage_error("usage: kc baseline update --out FILE RUN (RUN: a run directory or record.json)");
-  auto run = kc::report::read_record(a.positional[1]);
-  if (!run.ok()) return usage_error(run.status().message());
-  std::optional<kc::report::Baseline> previous;
-  if (std::filesystem::exists(a.out)) {
-    auto b = kc::report::read_baseline(a.out);
-    if (!b.ok()) return usage_error("--out " + b.status().message() + " (kc keeps the reasons of the baseline it updates)");
-    previous = std::move(*b);
-  }
-  const std::string text =
-      kc::report::render_baseline(*run, previous ? &*previous : nullptr, kc::report::today_utc(), a.positional[1]);
-  if (kc::Status s = kc::report::write_file(a.out, text); !s.ok()) {
-    std::cerr << "kc: cannot write " << s.message() << "\n";
-    return kExitInternal;
-  }
-  std::size_t n = 0;
-  for (const auto& c : run->cases) n += c.verdict == "violation" ? 1 : 0;
-  std::cout << "kc: baseline " << a.out << ": " << n << " violating case" << (n == 1 ? "" : "s") << " from "
-            << run->source << "\n";
-  return kExitOk;
-}
-
 int cmd_retest_plan(const Args& a) {
   if (a.from.empty() || a.to.empty()) return usage_error("retest-plan needs --from VERSION and --to VERSION");
   std::string notes;

@@ -104,6 +104,18 @@ class NormOp final : public Op {
   Status apply_probe(Call& call, const Probe& probe, Rng& rng) const override {
     std::vector<std::string> targets = probe.tensors;
     if (targets.empty()) targets = {"x"};  // probes go where the normalisation happens
+    if (detail::is_range_probe(probe.name)) {
+      // The range probes ask whether the normalised term survives rows near the
+      // overflow or underflow threshold (ops/range_probe.cpp, kNorm). beta = 0
+      // leaves that term alone in y, so a normalisation lost to an overflowed
+      // variance (r = 1/sqrt(inf) = 0) shows as y = 0, not as y = beta.
+      KC_RETURN_IF_ERROR(detail::apply_row_range_probe(call, probe, rng, targets, detail::RowRange::kNorm));
+      if (call.has("beta")) {
+        Tensor& b = call.t("beta");
+        for (std::int64_t i = 0; i < b.numel(); ++i) b.set(i, 0.0);
+      }
+      return ok_status();
+    }
     return detail::apply_generic_probe(call, probe, rng, targets, accumulation_length(call));
   }
 

@@ -11,6 +11,7 @@
 
 #include "ops/class_ops_util.h"
 #include "ops/oracle_options.h"
+#include "ops/probe.h"
 
 namespace kc::ops {
 namespace {
@@ -49,7 +50,16 @@ class SoftmaxOp final : public Op {
         name(), config, {{"x", Role::kIn, Tensor(dt, {rows, cols})}, {"y", Role::kOut, Tensor(dt, {rows, cols})}});
   }
 
-  // ---- fill/probes: the defaults.
+  // ---- fill/probes: the defaults, and the range probe overflow_range(f)
+  // (ops/range_probe.cpp, kSpread: |x| = u f max, random signs): exp(x)
+  // overflows, exp(x - max) does not, and x - max may round to -Inf where the
+  // exact exp of it is 0 in the format anyway.
+  Status apply_probe(Call& call, const Probe& probe, Rng& rng) const override {
+    if (!detail::is_range_probe(probe.name)) return Op::apply_probe(call, probe, rng);
+    std::vector<std::string> targets = probe.tensors;
+    if (targets.empty()) targets = {"x"};
+    return detail::apply_row_range_probe(call, probe, rng, targets, detail::RowRange::kSpread);
+  }
 
   // ---- oracle
   // FP64 inputs, long double arithmetic, max subtraction (the stable

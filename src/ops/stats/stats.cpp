@@ -39,6 +39,7 @@
 #include <limits>
 
 #include "ops/class_ops_util.h"
+#include "ops/probe.h"
 
 namespace kc::ops {
 namespace {
@@ -112,7 +113,32 @@ class StatsOp final : public Op {
   }
 
   // Probes: the shared ones; `offset(x0, ...)` (large mean, small spread) is
-  // the C-PRC-02 cancellation input.
+  // the C-PRC-02 cancellation input. The range probes (ops/range_probe.cpp)
+  // give each statistic rows whose result is representable while its plain
+  // intermediates leave the format: norm2 kNorm (squares), variance kOffset
+  // (E[x^2] and the sum of squared deviations), mean kSameSign (the sum),
+  // log_sum_exp kSpread (exp).
+  Status apply_probe(Call& call, const Probe& probe, Rng& rng) const override {
+    if (!detail::is_range_probe(probe.name)) return Op::apply_probe(call, probe, rng);
+    std::vector<std::string> targets = probe.tensors;
+    if (targets.empty()) targets = {"x"};
+    detail::RowRange shape = detail::RowRange::kNorm;
+    switch (kind_) {
+      case StatKind::kMean:
+        shape = detail::RowRange::kSameSign;
+        break;
+      case StatKind::kVariance:
+        shape = detail::RowRange::kOffset;
+        break;
+      case StatKind::kNorm2:
+        shape = detail::RowRange::kNorm;
+        break;
+      case StatKind::kLogSumExp:
+        shape = detail::RowRange::kSpread;
+        break;
+    }
+    return detail::apply_row_range_probe(call, probe, rng, targets, shape);
+  }
 
   Result<OracleResult> oracle(const Call& call, const OracleOptions&) const override {
     const Tensor& x = call.t("x");
