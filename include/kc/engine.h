@@ -53,6 +53,7 @@ struct Evidence {
   std::string metric;            ///< what max/p99 are: ratio, rel_error, ulp, mismatched_runs, ...
   std::string tolerance;         ///< tolerance as text, with its evaluated value
   double max = 0, p99 = 0, mean = 0;
+  double p50 = 0;                ///< median of the same judged metrics (run records, docs/diff.md)
   std::int64_t elements = 0;     ///< compared elements over all configs/samples
   std::int64_t failures = 0;
   std::optional<WorstElement> worst;
@@ -82,6 +83,21 @@ struct CaseResult {
   std::string input_hash;            ///< hash of the inputs of the worst case
   std::string repro;                 ///< one-line command that reproduces this case
   double seconds = 0;
+  /// SHA-256 over the output tensors' bytes of every sample's first call, in
+  /// plan order (docs/diff.md); empty when no call returned outputs.
+  std::string output_hash;
+  /// The impl's declared facts (accumulator, determinism, policies, library
+  /// build keys) as text: what decides its code path, for run records.
+  std::map<std::string, std::string> facts;
+  /// --timing N: the case's first call (cold) and N more calls of the same
+  /// inputs (warm) in its worker, wall seconds inside the kernel call.
+  struct Timing {
+    std::string config;  ///< the config timed (the case's first that ran)
+    std::int64_t sample = 0;  ///< and its sample
+    double cold_s = 0;
+    std::vector<double> warm_s;
+  };
+  std::optional<Timing> timing;
   /// What a conforming verdict on this contract shows (docs/grading.md "Tiers"):
   /// "exceptional" (NaN/Inf/subnormal/OOB probes or a declared-policy judge),
   /// "held_out_shapes" (the contract names TILE_REMAINDER or HELD_OUT_SHAPE),
@@ -148,6 +164,9 @@ struct CheckRequest {
   /// --allow-empty: a run that judged no case exits 0 instead of
   /// ExitCode::kNothingJudged (kc/exit_code.h).
   bool allow_empty = false;
+  /// --timing N: after a case's first call, N more calls of the same inputs
+  /// are timed (0: off); such cases run alone (case_schedule).
+  int timing_calls = 0;
   /// The impls `reference alternate_stack S` chooses among: every impl of an
   /// available backend. run_check fills it from its registry when empty; a
   /// call of run_case alone that leaves it empty finds no alternate stack (the

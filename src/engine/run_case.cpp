@@ -16,6 +16,7 @@
 #include "kc/metrics.h"
 #include "kc/obligation.h"
 #include "kc/oracle_options.h"
+#include "kc/report.h"
 #include "kc/signature.h"
 
 namespace kc::engine {
@@ -408,6 +409,35 @@ Step compute_oracle(CaseRun& c, Sample& s) {
   return Step::next();
 }
 
+/// A sample's first call returned: its outputs' digest joins the case's
+/// output hash, and the case's first such call is its cold time (--timing).
+void record_outputs(CaseRun& c, const ConfigRun& cr, const Sample& s, double seconds) {
+  CaseResult& res = c.ev.result();
+  for (std::size_t k = 0; k < s.call.tensors.size(); ++k)
+    if (s.call.roles[k] != Role::kIn) res.output_hash += hex64(s.call.tensors[k].hash());
+  if (c.request.timing_calls > 0 && !res.timing) res.timing = CaseResult::Timing{cr.ce.config, s.index, seconds, {}};
+}
+
+/// --timing N: the timed sample's inputs called N more times in the case's
+/// worker, each call's wall time inside the kernel recorded. A failed call
+/// ends the timing (the warm list is then shorter, and a note says why).
+void time_warm_calls(CaseRun& c, Sample& s) {
+  CaseResult& res = c.ev.result();
+  if (!res.timing || !res.timing->warm_s.empty() || c.request.timing_calls <= 0) return;
+  if (res.timing->sample != s.index || res.timing->config != s.config->to_string()) return;
+  for (int k = 0; k < c.request.timing_calls; ++k) {
+    s.call = s.inputs;
+    poison_outputs(c.op, s.call);
+    const isolate::Outcome o = c.worker.run(s.call);
+    if (o.failure || !o.status.ok()) {
+      c.ev.note("timing stopped after " + std::to_string(k) + " warm calls: " +
+                (o.failure ? std::string("the worker failed") : o.status.message()));
+      break;
+    }
+    res.timing->warm_s.push_back(o.seconds);
+  }
+}
+
 /// The kernel's invocations of one sample, each poisoned, run in the worker,
 /// checked and judged; then the per-sample integrity checks.
 Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
@@ -419,6 +449,7 @@ Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
     const isolate::Outcome outcome = judge.worker_for(c, run, &timed).run(s.call);
     if (outcome.failure) return Step::worker_failed(c, outcome, cr.ce.config, s.index, s.in_hash);
     const Status& status = outcome.status;
+    if (status.ok() && run == 0) record_outputs(c, cr, s, outcome.seconds);
     if (status.ok() && !c.plan.probe && c.time_checked && timed) {
       cr.kernel_seconds.push_back(outcome.seconds);
       if (cr.kernel_seconds.size() == 1) cr.floor = time_floor(s.call, host_peak());
@@ -448,6 +479,7 @@ Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
   }
   if (Step st = check_stale_output(c, cr, s, failures_before); st.kind == Step::Kind::kEndCase) return st;
   judge.end_sample(c, cr, s);
+  time_warm_calls(c, s);
   return Step::next();
 }
 
@@ -507,7 +539,14 @@ void close_evidence(CaseRun& c) {
     e.max = rs.max;
     e.p99 = rs.p99;
     e.mean = rs.mean;
+    std::vector<double> sorted = ev.all_ratios;
+    const auto mid = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+    std::nth_element(sorted.begin(), mid, sorted.end());
+    e.p50 = *mid;  // the upper median: a value that occurred
   }
+  // The per-sample output digests, folded into one hash (run records).
+  CaseResult& res = ev.result();
+  if (!res.output_hash.empty()) res.output_hash = report::sha256_hex(res.output_hash);
   // An algebraic property's evidence: the first failure, else the worst check.
   if (!ev.first_property_failure.empty()) ev.note(ev.first_property_failure);
   else if (!ev.property_evidence.empty()) ev.note(ev.property_evidence);
@@ -607,6 +646,9 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
   res.backend = decl.backend;
   res.backend_version = backend.version;
   res.seed = request.seed;
+  for (const char* key : {"accumulator", "determinism", "nan", "denormal", "oob", "shape_class"})
+    if (std::string v = decl.get(key); !v.empty()) res.facts[key] = std::move(v);
+  for (const auto& [k, v] : decl.extra) res.facts[k] = v;
   auto finish = [&](CaseResult& r, Verdict v, std::string reason) {
     r.verdict = v;
     r.reason = std::move(reason);

@@ -141,6 +141,7 @@ CaseSchedule case_schedule(const Contract& contract, const Impl& impl, const Che
   // them, and two at once could disturb each other.
   if (request.isolation == isolate::Mode::kNone) return {false, "in-process (--isolate=none)"};
   if (!isolate::runtime_traits(decl).survives_fork) return {false, "in-process (runtime not fork-safe)"};
+  if (request.timing_calls > 0) return {false, "timed (--timing)"};
   // Measurements other cases would disturb: time (the contract names
   // TIMING_IMPLAUSIBLE or aggregates a time metric) and determinism (repeated
   // invocations compared bitwise, "varied concurrency" being the contract's to set).

@@ -13,6 +13,7 @@
 
 #include "kc/backend.h"
 #include "kc/calibrate.h"
+#include "kc/diff.h"
 #include "kc/engine.h"
 #include "kc/exit_code.h"
 #include "kc/graph.h"
@@ -67,6 +68,12 @@ commands:
   backends             which backends are available here, with versions, and why not
   explain ID           what a contract promises, how it is measured, what a violation means
   verify-trace FILE    check a trace's hash chain
+  diff OLD NEW         compare two run records (run directories or record.json files) per
+                       contract x impl: new violations, fixed ones, signature changes, bound-ratio
+                       shift, outputs changed bit for bit, latency (docs/diff.md); exit 1 on a
+                       regression beyond --fail-on
+  baseline update --out FILE RUN
+                       write a known-violation baseline from a run record (docs/diff.md)
   config-check FILE... check a YAML training config's algebra before any compute is spent:
                        steps/epoch, epochs for max_steps, warmup, peak LR, tokens >= 10 x
                        parameters (docs/transformer-training.md); exit 1 on a failed obligation
@@ -145,6 +152,18 @@ options (ladder):
                        extrapolate the full time
   --threads N          threads of the opt-in job (default: all hardware threads)
 
+options (run records, diff, baselines; docs/diff.md):
+  --out DIR            (check) also write DIR/record.json, the run record `kc diff` compares
+                       (kc grade always writes one)
+  --timing N           time each case's first call (cold) and N >= 20 more calls of the same
+                       inputs (warm) in its worker; timed cases run one at a time
+  --baseline FILE      (check, grade) known violations (YAML or JSON): exit 0 when only those
+                       occur, 1 on any other; warns on expired entries and ones that no longer occur
+  --fail-on RULES      (diff) new-violation,new-error (default), signature-change, output-change,
+                       missing, ratio:F, latency:R (significantly slower by a median ratio > R)
+  --junit FILE         (diff) also write a JUnit XML report
+  --html FILE          (diff) also write an HTML page with plots
+
 )";
 
 struct Args {
@@ -154,6 +173,8 @@ struct Args {
   std::string format = "table";
   std::string to;
   std::string out = "kc-report";
+  bool out_given = false;                 ///< --out given (check writes its run record there)
+  std::string baseline, fail_on, junit, html;  ///< --baseline, --fail-on, --junit, --html
   bool color = isatty(STDOUT_FILENO) != 0;
   bool format_given = false;
   bool strict = false;  ///< lint --strict
@@ -262,6 +283,20 @@ int parse_args(int argc, char** argv, Args* a) {
       if (!value(&a->request.trace_path)) return usage_error("--trace needs a file");
     } else if (s == "--out") {
       if (!value(&a->out)) return usage_error("--out needs a directory");
+      a->out_given = true;
+    } else if (s == "--baseline") {
+      if (!value(&a->baseline)) return usage_error("--baseline needs a file (docs/diff.md)");
+    } else if (s == "--fail-on") {
+      if (!value(&a->fail_on)) return usage_error("--fail-on needs rules, e.g. new-violation,latency:1.10");
+    } else if (s == "--junit") {
+      if (!value(&a->junit)) return usage_error("--junit needs a file");
+    } else if (s == "--html") {
+      if (!value(&a->html)) return usage_error("--html needs a file");
+    } else if (s == "--timing") {
+      std::uint64_t n = 0;
+      if (!value(&x) || !parse_u64(x, &n) || n < 20 || n > 100000)
+        return usage_error("--timing needs a number of warm calls in [20, 100000] (the diff's tests need >= 20)");
+      a->request.timing_calls = static_cast<int>(n);
     } else if (s == "--to") {
       if (!value(&a->to)) return usage_error("--to needs kc or yaml (fmt) or a version (retest-plan)");
     } else if (s == "--isolate") {
@@ -508,6 +543,13 @@ int cmd_check(Args& a, bool grade) {
       return kExitUsage;
     }
   }
+  // A baseline that cannot be read is a usage error before anything runs.
+  std::optional<kc::report::Baseline> baseline;
+  if (!a.baseline.empty()) {
+    auto b = kc::report::read_baseline(a.baseline);
+    if (!b.ok()) return usage_error("--baseline " + b.status().message());
+    baseline = std::move(*b);
+  }
   CheckResult r = kc::engine::run_check(a.request);
   if (r.cases.empty() && !r.write_errors.empty()) {  // the trace could not be opened: nothing ran
     for (const auto& e : r.write_errors) std::cerr << "kc: cannot write " << e << "\n";
@@ -542,6 +584,15 @@ int cmd_check(Args& a, bool grade) {
   } else {
     std::cout << render(r, a.format, a.color);
   }
+  // The run record `kc diff` and `kc baseline update` read (docs/diff.md).
+  if (grade || a.out_given) {
+    const std::string path = a.out + "/record.json";
+    if (kc::Status s = kc::report::write_file(path, kc::report::render_record(kc::report::make_record(r, a.request)));
+        !s.ok())
+      r.write_errors.push_back(s.message());
+    else if (!grade)
+      std::cerr << "kc: run record " << path << "\n";
+  }
   if (const std::string why = r.nothing_judged(); !why.empty())
     std::cerr << "kc: " << why << (a.request.allow_empty ? "" : " (--allow-empty accepts this)") << "\n";
   // The anchor: deleting records from the end leaves a valid chain; this hash does not match it.
@@ -551,6 +602,14 @@ int cmd_check(Args& a, bool grade) {
   // Libraries that died or hung while loading (in their probe child) are said
   // here; one given with --plugin (or vetted) fails the run: it was not checked.
   int rc = r.exit_code();
+  if (baseline) {
+    const kc::report::BaselineOutcome b = kc::report::apply_baseline(*baseline, r, kc::report::today_utc());
+    for (const auto& w : b.warnings) std::cerr << "kc: warning: baseline " << w << "\n";
+    for (const auto& u : b.unexcused) std::cerr << "kc: not in the baseline: " << u << "\n";
+    std::cerr << "kc: baseline " << a.baseline << ": " << b.excused << " known violation" << (b.excused == 1 ? "" : "s")
+              << " excused, " << b.unexcused.size() << " not\n";
+    rc = b.exit_code;
+  }
   for (const std::string& line : kc::library_load_failures()) {
     std::cerr << "kc: unavailable: " << line << "\n";
     for (const std::string& p : a.request.plugin_paths)
@@ -925,6 +984,59 @@ int cmd_verify_trace(const Args& a) {
 
 /// `kc retest-plan --from V --to V [--notes FILE] [PATHS]`: which contracts an
 /// update of the library from V to V must run again (kc/retest.h).
+/// kc diff OLD NEW: two run records compared per contract x impl.
+int cmd_diff(const Args& a) {
+  if (a.positional.size() != 2) return usage_error("diff needs two run records: kc diff OLD NEW (directories or record.json)");
+  if (a.format != "table" && a.format != "json") return usage_error("diff --format must be table or json");
+  auto fail_on = kc::report::parse_fail_on(a.fail_on);
+  if (!fail_on.ok()) return usage_error(fail_on.status().message());
+  auto old_run = kc::report::read_record(a.positional[0]);
+  if (!old_run.ok()) return usage_error(old_run.status().message());
+  auto new_run = kc::report::read_record(a.positional[1]);
+  if (!new_run.ok()) return usage_error(new_run.status().message());
+  kc::report::DiffOptions options;
+  options.fail_on = *fail_on;
+  const kc::report::DiffResult d = kc::report::diff_records(*old_run, *new_run, options);
+  std::cout << (a.format == "json" ? kc::report::render_diff_json(d) : kc::report::render_diff_text(d));
+  int rc = d.regression() ? kExitViolation : kExitOk;
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {a.junit, a.junit.empty() ? "" : kc::report::render_diff_junit(d)},
+      {a.html, a.html.empty() ? "" : kc::report::render_diff_html(d, *old_run, *new_run)}};
+  for (const auto& [path, content] : files) {
+    if (path.empty()) continue;
+    if (kc::Status s = kc::report::write_file(path, content); !s.ok()) {
+      std::cerr << "kc: cannot write " << s.message() << "\n";
+      rc = kExitInternal;
+    }
+  }
+  return rc;
+}
+
+/// kc baseline update --out FILE RUN: the run's violations as a baseline.
+int cmd_baseline(const Args& a) {
+  if (a.positional.size() != 2 || a.positional[0] != "update" || !a.out_given)
+    return usage_error("usage: kc baseline update --out FILE RUN (RUN: a run directory or record.json)");
+  auto run = kc::report::read_record(a.positional[1]);
+  if (!run.ok()) return usage_error(run.status().message());
+  std::optional<kc::report::Baseline> previous;
+  if (std::filesystem::exists(a.out)) {
+    auto b = kc::report::read_baseline(a.out);
+    if (!b.ok()) return usage_error("--out " + b.status().message() + " (kc keeps the reasons of the baseline it updates)");
+    previous = std::move(*b);
+  }
+  const std::string text =
+      kc::report::render_baseline(*run, previous ? &*previous : nullptr, kc::report::today_utc(), a.positional[1]);
+  if (kc::Status s = kc::report::write_file(a.out, text); !s.ok()) {
+    std::cerr << "kc: cannot write " << s.message() << "\n";
+    return kExitInternal;
+  }
+  std::size_t n = 0;
+  for (const auto& c : run->cases) n += c.verdict == "violation" ? 1 : 0;
+  std::cout << "kc: baseline " << a.out << ": " << n << " violating case" << (n == 1 ? "" : "s") << " from "
+            << run->source << "\n";
+  return kExitOk;
+}
+
 int cmd_retest_plan(const Args& a) {
   if (a.from.empty() || a.to.empty()) return usage_error("retest-plan needs --from VERSION and --to VERSION");
   std::string notes;
@@ -1012,9 +1124,11 @@ int main(int argc, char** argv) {
   if (a.command == "status") return cmd_status(a);
   if (a.command == "graph") return cmd_graph(a);
   if (a.command == "retest-plan") return cmd_retest_plan(a);
+  if (a.command == "diff") return cmd_diff(a);
+  if (a.command == "baseline") return cmd_baseline(a);
   const std::vector<std::string> commands = {"check", "grade", "calibrate", "lint", "fmt", "list", "backends", "explain",
                                              "verify-trace", "vet", "config-check", "ladder", "status", "graph",
-                                             "retest-plan"};
+                                             "retest-plan", "diff", "baseline"};
   std::string near = kc::lang::nearest_word(a.command, commands);
   return usage_error("unknown command '" + a.command + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
 }
