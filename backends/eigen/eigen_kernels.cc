@@ -238,6 +238,13 @@ int32_t run_unary(const kc_call* call, char* msg, size_t size, void*) {
 // run_matmul returns before Eigen is called when alpha == 0, and gemm() uses
 // `C = alpha A B` (C not read) when beta == 0: rules of kc's adapter, not of Eigen.
 #define KC_GEMM KC_ACC ", alpha_zero = AB_NOT_READ, beta_zero = C_NOT_READ"
+// Extreme magnitudes (contracts/range), what these kernels' code does: mean,
+// variance and norm2 sum values or squares in float unscaled (Eigen documents
+// norm() as sqrt(squaredNorm()) and offers stableNorm()/blueNorm() as the
+// scaled forms that avoid overflow and underflow); log_sum_exp, softmax and
+// log_softmax subtract the row max, so exp only sees arguments <= 0.
+#define KC_UNSCALED ", reduction_range = UNSCALED"
+#define KC_MAXSUB ", reduction_range = SAFE"
 // gelu/silu select -inf out (run_unary): the limit 0, kc's choice.
 #define KC_GATED KC_ELEM ", inf_policy = LIMIT"
 
@@ -245,16 +252,16 @@ const kc_impl_desc kImpls[] = {
     {KC_NAME("matmul"), "matmul", "FP32", KC_GEMM, "Eigen GEMM C = alpha op(A) op(B) + beta C (Map, OuterStride)",
      run_matmul, nullptr},
     {KC_NAME("sum"), "sum", "FP32", KC_ACC, "Eigen redux: strided vector .sum()", run_sum, nullptr},
-    {KC_NAME("mean"), "mean", "FP32", KC_ACC, "row .mean()", run_stat<Stat::kMean>, nullptr},
-    {KC_NAME("variance"), "variance", "FP32", KC_ACC, "two-pass row variance ((x - mean)^2).mean()",
+    {KC_NAME("mean"), "mean", "FP32", KC_ACC KC_UNSCALED, "row .mean()", run_stat<Stat::kMean>, nullptr},
+    {KC_NAME("variance"), "variance", "FP32", KC_ACC KC_UNSCALED, "two-pass row variance ((x - mean)^2).mean()",
      run_stat<Stat::kVariance>, nullptr},
-    {KC_NAME("norm2"), "norm2", "FP32", KC_ACC, "row .norm() = sqrt(squaredNorm()), unscaled",
+    {KC_NAME("norm2"), "norm2", "FP32", KC_ACC KC_UNSCALED, "row .norm() = sqrt(squaredNorm()), unscaled",
      run_stat<Stat::kNorm2>, nullptr},
-    {KC_NAME("log_sum_exp"), "log_sum_exp", "FP32", KC_ACC, "row max + log(sum(exp(x - max)))",
+    {KC_NAME("log_sum_exp"), "log_sum_exp", "FP32", KC_ACC KC_MAXSUB, "row max + log(sum(exp(x - max)))",
      run_stat<Stat::kLogSumExp>, nullptr},
-    {KC_NAME("softmax"), "softmax", "FP32", KC_ACC, "rows: exp(x - maxCoeff<PropagateNaN>) / sum",
+    {KC_NAME("softmax"), "softmax", "FP32", KC_ACC KC_MAXSUB, "rows: exp(x - maxCoeff<PropagateNaN>) / sum",
      run_softmax<false>, nullptr},
-    {KC_NAME("log_softmax"), "log_softmax", "FP32", KC_ACC, "rows: x - max - log(sum(exp(x - max)))",
+    {KC_NAME("log_softmax"), "log_softmax", "FP32", KC_ACC KC_MAXSUB, "rows: x - max - log(sum(exp(x - max)))",
      run_softmax<true>, nullptr},
     {KC_NAME("exp"), "exp", "FP32", KC_ELEM, "Array::exp()", run_unary<Fn::kExp>, nullptr},
     {KC_NAME("log"), "log", "FP32", KC_ELEM, "Array::log()", run_unary<Fn::kLog>, nullptr},

@@ -526,6 +526,19 @@ Declaration declaration_of(const Row& row, const std::string& name, const std::s
   // oneDNN's, and kc reports it as a measurement (docs/judge.md).
   if ((row.kind == Kind::kEltwise && op != "relu") || row.kind == Kind::kSoftmax || row.kind == Kind::kLogSoftmax)
     d.extra["accuracy"] = "UNDOCUMENTED";
+  // Extreme magnitudes (contracts/range): dev_guide_softmax subtracts
+  // nu = max over the axis "to produce numerically stable results", so exp
+  // never sees a positive argument: SAFE. dev_guide_layer_normalization and
+  // dev_guide_reduction give the plain formulas (sum of (src - mu)^2 / C,
+  // (sum |src|^p)^(1/p), sum / n) and say nothing of rows near overflow or
+  // underflow: UNSPECIFIED (measured, not judged; docs/findings.md).
+  if (row.kind == Kind::kSoftmax || row.kind == Kind::kLogSoftmax) {
+    d.extra["reduction_range"] = "SAFE";
+    d.source += "; reduction_range: dev_guide_softmax (nu = max, subtracted for numerical stability)";
+  } else if (row.kind == Kind::kLayerNorm || row.kind == Kind::kMean || row.kind == Kind::kNorm2) {
+    d.extra["reduction_range"] = "UNSPECIFIED";
+    d.source += "; reduction_range: " + std::string(row.page) + " states the formula only";
+  }
   d.description = std::string(row.description) + extra_description;
   return d;
 }

@@ -27,6 +27,12 @@
 //               (torch.nn.functional.gelu, torch.softmax, torch.addmm) with no
 //               NaN exception; kc measures it.
 //  denormal     IEEE: torch.set_flush_denormal "is disabled by default".
+//  reduction_range  softmax / log_softmax: SAFE — SoftMaxKernel.cpp subtracts
+//               the row max before exp. var: SAFE — the FP64 Welford state
+//               holds FP32 squares (<= 1.2e77, >= 2^-298) and their sums
+//               without overflow or underflow. layer_norm: UNSPECIFIED — the
+//               docs give the formula only (RowwiseMoments accumulates in
+//               float; docs/findings.md records what it returns).
 //  oob          RAISE for index_select, gather and embedding: the docs do not
 //               state it; the 1.13 CPU kernels check every index and throw
 //               c10::IndexError "index out of range in self" (index_select_out_cpu_,
@@ -202,9 +208,9 @@ constexpr Entry kEntries[] = {
      "at::matmul(op(A), op(B)); alpha = 1 and beta = 0 only", &run_matmul, 0},
     {"torch.addmm", "matmul", "accumulator = FP32, " KC_TORCH_COMMON ", alpha_zero = FORMULA, beta_zero = C_NOT_READ, " KC_TORCH_SRC("torch.addmm; sgemm via aten/src/ATen/native/CPUBlas.cpp"),
      "C.addmm_(op(A), op(B), beta, alpha): C = beta C + alpha op(A) op(B)", &run_addmm, 0},
-    {"torch.softmax", "softmax", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.nn.functional.softmax; native/cpu/SoftMaxKernel.cpp"),
+    {"torch.softmax", "softmax", "accumulator = FP32, " KC_TORCH_COMMON ", reduction_range = SAFE, " KC_TORCH_SRC("torch.nn.functional.softmax; native/cpu/SoftMaxKernel.cpp (row max subtracted before exp)"),
      "at::softmax(x, -1)", &run_softmax, 0},
-    {"torch.log_softmax", "log_softmax", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.nn.functional.log_softmax; native/cpu/SoftMaxKernel.cpp"),
+    {"torch.log_softmax", "log_softmax", "accumulator = FP32, " KC_TORCH_COMMON ", reduction_range = SAFE, " KC_TORCH_SRC("torch.nn.functional.log_softmax; native/cpu/SoftMaxKernel.cpp (row max subtracted before exp)"),
      "at::log_softmax(x, -1)", &run_log_softmax, 0},
     {"torch.gelu_erf", "gelu_erf", KC_TORCH_COMMON ", inf_policy = FORMULA, " KC_TORCH_SRC("torch.nn.functional.gelu approximate='none'"),
      "at::gelu(x, \"none\")", &run_gelu_erf, 0},
@@ -216,7 +222,7 @@ constexpr Entry kEntries[] = {
      "at::embedding(table, index, padding_idx)", &run_embedding, 0},
     {"torch.gather", "gather", KC_TORCH_COMMON ", oob = RAISE, " KC_TORCH_SRC("torch.gather; bounds check in native/cpu/ScatterGatherKernel.cpp"),
      "at::gather(table, 0, index expanded to {n, dim})", &run_gather, 0},
-    {"torch.layernorm", "layernorm", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.nn.functional.layer_norm (biased variance); RowwiseMoments in native/cpu/layer_norm_kernel.cpp"),
+    {"torch.layernorm", "layernorm", "accumulator = FP32, " KC_TORCH_COMMON ", reduction_range = UNSPECIFIED, " KC_TORCH_SRC("torch.nn.functional.layer_norm (biased variance; the formula only); RowwiseMoments in native/cpu/layer_norm_kernel.cpp"),
      "at::layer_norm(x, {cols}, gamma, beta, eps)", &run_layernorm, 0},
     {"torch.sum", "sum", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.sum; cascade_sum in native/cpu/SumKernel.cpp"),
      "at::sum(x), default threads", &run_sum, 0},
@@ -224,11 +230,11 @@ constexpr Entry kEntries[] = {
      "at::sum(x), at::set_num_threads(1)", &run_sum, 1},
     {"torch.sum_t2", "sum", "accumulator = FP32, " KC_TORCH_COMMON ", threads = 2, " KC_TORCH_SRC("torch.sum; torch.set_num_threads"),
      "at::sum(x), at::set_num_threads(2)", &run_sum, 2},
-    {"torch.var", "variance", "accumulator = FP64, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.var unbiased=False; WelfordOps<float double> in native/cpu/ReduceOpsKernel.cpp"),
+    {"torch.var", "variance", "accumulator = FP64, " KC_TORCH_COMMON ", reduction_range = SAFE, " KC_TORCH_SRC("torch.var unbiased=False; WelfordOps<float double> in native/cpu/ReduceOpsKernel.cpp (FP32 squares and their sums stay inside FP64's range)"),
      "at::var(x, 1, unbiased=false) (Welford, FP64 accumulator, whatever estimator is asked)", &run_var, 0},
-    {"torch.var_t1", "variance", "accumulator = FP64, " KC_TORCH_COMMON ", threads = 1, " KC_TORCH_SRC("torch.var; torch.set_num_threads"),
+    {"torch.var_t1", "variance", "accumulator = FP64, " KC_TORCH_COMMON ", threads = 1, reduction_range = SAFE, " KC_TORCH_SRC("torch.var; torch.set_num_threads"),
      "at::var(x, 1, unbiased=false), at::set_num_threads(1)", &run_var, 1},
-    {"torch.var_t2", "variance", "accumulator = FP64, " KC_TORCH_COMMON ", threads = 2, " KC_TORCH_SRC("torch.var; torch.set_num_threads"),
+    {"torch.var_t2", "variance", "accumulator = FP64, " KC_TORCH_COMMON ", threads = 2, reduction_range = SAFE, " KC_TORCH_SRC("torch.var; torch.set_num_threads"),
      "at::var(x, 1, unbiased=false), at::set_num_threads(2)", &run_var, 2},
 };
 constexpr int kNumEntries = sizeof kEntries / sizeof kEntries[0];

@@ -17,6 +17,7 @@ namespace sig {
 inline constexpr char kSaturation[] = "SATURATION";
 inline constexpr char kOverflowToInf[] = "OVERFLOW_TO_INF";
 inline constexpr char kUnderflowToZero[] = "UNDERFLOW_TO_ZERO";
+inline constexpr char kUnderflowFloor[] = "UNDERFLOW_FLOOR";
 inline constexpr char kCancellationCollapse[] = "CANCELLATION_COLLAPSE";
 inline constexpr char kConstantOutput[] = "CONSTANT_OUTPUT";
 inline constexpr char kOutputNotWritten[] = "OUTPUT_NOT_WRITTEN";

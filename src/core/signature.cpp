@@ -18,6 +18,10 @@ constexpr SignatureInfo kSignatures[] = {
      "an input whose products underflow, a normal reference, zero or subnormal outputs (or +-Inf / NaN from a "
      "division by the underflowed sum): an intermediate underflowed to zero",
      "classifier (values)", ""},
+    {kUnderflowFloor, "value",
+     "outputs stuck at a tiny nonzero value near the smallest normal where the reference is smaller or 0: an exp "
+     "clamped at its underflow threshold instead of underflowing gradually",
+     "classifier (values)", ""},
     {kCancellationCollapse, "count", "outputs lost all significant digits to cancellation (large offset, small spread)",
      "classifier (values)", ""},
     {kConstantOutput, "value", "the output is one constant where the reference varies", "classifier (values)", ""},

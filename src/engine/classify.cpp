@@ -272,6 +272,34 @@ bool detect_overflow(const Observation& obs, const ValueFacts& f, Sigs* sigs, No
   return true;
 }
 
+/// A floor in the underflow range: failing outputs at a tiny nonzero value
+/// (below twice the output format's smallest normal number) where the
+/// reference is smaller in magnitude (0, or a subnormal further down): a
+/// function that clamps its argument at the underflow threshold (a SIMD exp
+/// returning exp(ln(min_normal)) for every x below it) instead of
+/// underflowing gradually to 0. The argument is the largest such output.
+bool detect_underflow_floor(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
+  if (!dtype_info(obs.dtype).is_float || f.fails == 0) return false;
+  const double min_normal = dtype_info(obs.dtype).min_normal;
+  std::size_t floored = 0;
+  double value = 0;
+  for (std::size_t i = 0; i < f.n; ++i) {
+    const double g = obs.got[i], r = round_to(obs.ref[i], obs.dtype);
+    if (g == 0 || !std::isfinite(g) || !(std::fabs(g) < 2 * min_normal) || !(std::fabs(r) < std::fabs(g))) continue;
+    if (i < obs.unwritten.size() && obs.unwritten[i]) continue;
+    if (!failing(g, obs.ref[i], i < obs.allowed.size() ? obs.allowed[i] : 0)) continue;
+    ++floored;
+    value = std::max(value, std::fabs(g));
+  }
+  if (floored == 0 || floored * 2 < f.fails) return false;
+  sigs->push_back({sig::kUnderflowFloor, {fmt_g(value)}});
+  notes->push_back(std::to_string(floored) + " outputs are tiny nonzero values (up to " + fmt_g(value) +
+                   ", below " + std::string(dtype_info(obs.dtype).name) + "'s smallest normal " + fmt_g(min_normal) +
+                   " or near it) where the reference is smaller or 0: an exp (or similar) clamped at its underflow "
+                   "threshold instead of underflowing to 0");
+  return true;
+}
+
 /// Large offset, small spread: outputs that lost all their significant digits.
 bool detect_cancellation(const Observation& obs, const ValueFacts& f, Sigs* sigs, Notes* notes) {
   if (!(obs.input_offset_ratio > 10) || f.fails == 0) return false;
@@ -319,7 +347,7 @@ void classify_values(const Observation& obs, std::vector<Signature>* sigs, std::
   using Detector = bool (*)(const Observation&, const ValueFacts&, Sigs*, Notes*);
   static constexpr Detector kDetectors[] = {detect_unwritten, detect_flush,        detect_saturation,
                                             detect_constant,  detect_overflow,     detect_underflow,
-                                            detect_cancellation, detect_nan_inf};
+                                            detect_underflow_floor, detect_cancellation, detect_nan_inf};
   for (Detector detect : kDetectors)
     if (detect(obs, facts, sigs, notes)) return;
 }
