@@ -49,6 +49,7 @@ class CalibrationBackend : public Backend {
     add_blas_impls(out);
     add_blas1_policy_impls(out);
     add_gemv_impls(out);
+    add_complex_impls(out);
     add_elementwise_impls(out);
     add_elementwise_edge_impls(out);
     add_softmax_impls(out);

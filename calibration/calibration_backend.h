@@ -53,6 +53,7 @@ void add_ladder_impls(ImplList& out);       ///< verification-ladder seeded bugs
 void add_blas_impls(ImplList& out);         ///< BLAS-level seeded bugs: GEMM rules, iamax, sum (blas.cpp)
 void add_blas1_policy_impls(ImplList& out); ///< level-1 rules: scal alpha = 0, iamax NaN, nrm2 range (blas1_policy.cpp)
 void add_gemv_impls(ImplList& out);         ///< KC-GEMV-01 trio (gemv.cpp)
+void add_complex_impls(ImplList& out);      ///< complex BLAS trios: KC-CDOT, KC-CSCAL, KC-CIAMAX, KC-CGEMV, KC-CGEMM (complex.cpp)
 void add_elementwise_impls(ImplList& out);  ///< exp, tanh, gated activations, swiglu (elementwise.cpp)
 void add_elementwise_edge_impls(ImplList& out);  ///< elementwise exactness trios (elementwise_edge.cpp)
 void add_softmax_impls(ImplList& out);      ///< softmax / log_softmax seeded bugs (softmax.cpp)

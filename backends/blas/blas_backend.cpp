@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "blas_complex.h"
 #include "blas_library.h"
 
 namespace kc::backends {
@@ -750,6 +751,8 @@ class BlasBackend final : public Backend {
     if (!lib_) return {};
     if (impls_.empty()) {
       for (const Routine& r : kRoutines) impls_.push_back(std::make_shared<BlasImpl>(lib_, r));
+      // The complex routines (c and z), backends/blas/blas_complex.cpp.
+      for (auto& impl : complex_blas_impls(lib_)) impls_.push_back(std::move(impl));
       if (lib_->has_thread_knob()) {
         for (int t : kPinnedThreads)
           impls_.push_back(std::make_shared<BlasImpl>(lib_, kRoutines[0], t));

@@ -13,6 +13,7 @@
 #include "kc/bound.h"
 #include "kc/dtype.h"
 #include "ops/blas1/blas1.h"
+#include "ops/complex/complex.h"
 #include "ops/gemv/gemv.h"
 #include "ops/class_ops.h"
 #include "ops/matmul/matmul.h"
@@ -131,6 +132,11 @@ Status register_builtin_ops(OpRegistry& registry) {
       [] { return ops::make_blas1_op(Blas1Kind::kNrm2); },
       [] { return ops::make_blas1_op(Blas1Kind::kScal); },
       [] { return ops::make_blas1_op(Blas1Kind::kIamax); },
+      [] { return ops::make_complex_op(ops::ComplexKind::kDot); },
+      [] { return ops::make_complex_op(ops::ComplexKind::kScal); },
+      [] { return ops::make_complex_op(ops::ComplexKind::kIamax); },
+      [] { return ops::make_complex_op(ops::ComplexKind::kGemv); },
+      [] { return ops::make_complex_op(ops::ComplexKind::kGemm); },
       [] { return ops::make_sum_op(); },
       [] { return ops::make_softmax_op(/*log=*/false); },
       [] { return ops::make_softmax_op(/*log=*/true); },
