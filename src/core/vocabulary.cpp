@@ -51,11 +51,18 @@ constexpr WordInfo kProbes[] = {
 };
 
 // What `compute STAT` may name: the engine decides on max, p99 or mean of the
-// per-element ratios (engine/run_case.cpp, decide).
+// per-element ratios, or on the fraction of failing samples per config
+// (engine/run_case.cpp, decide).
 constexpr WordInfo kAggregates[] = {
     {"max", "", "the largest value over every element, sample and config", ""},
     {"p99", "", "the 99th percentile of the per-element values", ""},
     {"mean", "", "the mean of the per-element values", ""},
+    {"failing_fraction", "",
+     "per config, the fraction of its samples with at least one element beyond the tolerance (METRIC > 1); `pass "
+     "if <= p` (p in [0, 1]) allows at most that fraction in every config. Only accuracy misses are counted: a "
+     "non-finite or unwritten result, a raise or an integrity failure in any sample is a violation. Needs `sample "
+     "N random inputs per config` and a post that compares outputs (elementwise_close or close) with an oracle",
+     ""},
 };
 
 constexpr WordInfo kMetrics[] = {

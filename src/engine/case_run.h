@@ -87,6 +87,14 @@ class EvidenceBuilder {
   std::int64_t fast_flagged = 0;  ///< of those, samples the fast check sent there
   std::string fast_method;        ///< verify::method_name of the fast check that decided
   std::string fast_flag_note;     ///< the first flag, noted after the classifier's findings
+  /// Per config that compared outputs: its samples judged, and those with at
+  /// least one failing element (the failing_fraction statistic).
+  struct SampleTally {
+    std::string config;
+    std::int64_t judged = 0;
+    std::int64_t failing = 0;
+  };
+  std::vector<SampleTally> sample_tallies;
 
  private:
   void tally(ConfigEvidence& ce, std::int64_t n) {
@@ -147,6 +155,8 @@ struct ConfigRun {
   std::vector<double> ratios;          ///< every judged metric of the config
   std::string observed;                ///< behaviour class a policy judge saw
   std::vector<double> kernel_seconds;  ///< random-input calls that returned OK
+  std::int64_t samples_judged = 0;     ///< samples whose outputs were judged
+  std::int64_t samples_failing = 0;    ///< of those, samples with a failure
   TimeFloor floor;
 };
 

@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "lang/clauses.h"
+
 namespace kc::engine {
 
 namespace {
@@ -239,7 +241,15 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
   }
   if (request.samples) plan.samples = std::max<std::int64_t>(1, *request.samples);
   if (m.aggregate) plan.stat = m.aggregate->stat;
-  if (m.pass_if && m.aggregate &&
+  if (plan.stat == "failing_fraction") {
+    // The parser makes such a contract descriptive where this cannot hold;
+    // a contract built another way gets the same answer here.
+    if (const std::string gap = lang::detail::sample_fraction_gap(contract); !gap.empty())
+      return invalid_argument("measure: " + gap);
+    auto v = lang::eval_expr(m.pass_if->bound, {});
+    if (!v.ok()) return invalid_argument("measure: pass-if bound: " + v.status().message());
+    plan.allowed_fraction = *v;
+  } else if (m.pass_if && m.aggregate &&
       (m.aggregate->metric == "ratio" || m.aggregate->metric == "bound_ratio")) {
     auto v = lang::eval_expr(m.pass_if->bound, {});
     if (!v.ok()) return invalid_argument("measure: pass-if bound: " + v.status().message());

@@ -26,6 +26,10 @@ struct Plan {
   std::string stat = "max";      ///< aggregate statistic that decides
   double pass_bound = 1;         ///< pass iff stat(metric) <= pass_bound
   std::string metric_name = "ratio";
+  /// `compute failing_fraction METRIC; pass if <= p`: p, the fraction of each
+  /// config's samples allowed an element beyond the tolerance (each element
+  /// is still judged against ratio 1); unset under every other statistic.
+  std::optional<double> allowed_fraction;
   /// `reference algebraic family.property`: the property that judges each
   /// sample instead of an oracle comparison (kc/obligation.h).
   const obligation::Property* property = nullptr;

@@ -174,7 +174,8 @@ std::vector<lang::Diagnostic> check_metric_units(const std::vector<Contract>& co
       // `pass if`: the engine passes when the value is <= the bound, and takes
       // the bound from the clause only for ratio metrics; a unit metric is
       // judged as a ratio to its tolerance (bound 1), a count must be 0.
-      if (!c.measure.pass_if) continue;
+      // failing_fraction's bound is the allowed fraction of samples (the parser checks it).
+      if (!c.measure.pass_if || c.measure.aggregate->stat == "failing_fraction") continue;
       const PassIf& pi = *c.measure.pass_if;
       const auto bound = lang::eval_expr(pi.bound, {});
       const bool ratio = metric == "ratio" || metric == "bound_ratio";

@@ -479,6 +479,10 @@ Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
   }
   if (Step st = check_stale_output(c, cr, s, failures_before); st.kind == Step::Kind::kEndCase) return st;
   judge.end_sample(c, cr, s);
+  if (s.compared) {
+    ++cr.samples_judged;
+    if (cr.ce.failures > failures_before) ++cr.samples_failing;
+  }
   time_warm_calls(c, s);
   return Step::next();
 }
@@ -568,6 +572,39 @@ void close_evidence(CaseRun& c) {
   }
 }
 
+/// `compute failing_fraction`: whether every config's failing samples are
+/// within the allowed fraction, and the worst config's count in words.
+struct FractionJudgement {
+  bool within = true;
+  std::string text;
+};
+FractionJudgement judge_fraction(const EvidenceBuilder& ev, double allowed) {
+  FractionJudgement j;
+  const EvidenceBuilder::SampleTally* worst = nullptr;
+  std::int64_t judged = 0;
+  for (const auto& t : ev.sample_tallies) {
+    judged += t.judged;
+    // Counts, not rounded fractions: failing <= p * judged (a fraction equal to p passes).
+    if (static_cast<double>(t.failing) > allowed * static_cast<double>(t.judged) * (1 + 1e-12)) j.within = false;
+    if (!worst || t.failing * worst->judged > worst->failing * t.judged) worst = &t;
+  }
+  const std::string allowed_text = "allowed: at most " + fmt_g4(100 * allowed) + "% of each config's samples";
+  if (!worst) {
+    j.text = "no sample was judged (" + allowed_text + ")";
+    return j;
+  }
+  const double pct = 100.0 * static_cast<double>(worst->failing) / static_cast<double>(worst->judged);
+  if (worst->failing == 0) {
+    j.text = "no sample of " + std::to_string(judged) + " in " + std::to_string(ev.sample_tallies.size()) +
+             " configs has an element beyond the tolerance (" + allowed_text + ")";
+    return j;
+  }
+  j.text = std::to_string(worst->failing) + " of " + std::to_string(worst->judged) + " samples (" + fmt_g4(pct) +
+           "%) have an element beyond the tolerance in " + worst->config +
+           (ev.sample_tallies.size() > 1 ? " (the worst config)" : "") + "; " + allowed_text;
+  return j;
+}
+
 /// The verdict the evidence supports, with its one-line reason.
 std::pair<Verdict, std::string> decide(CaseRun& c, std::int64_t skipped_configs) {
   EvidenceBuilder& ev = c.ev;
@@ -575,8 +612,19 @@ std::pair<Verdict, std::string> decide(CaseRun& c, std::int64_t skipped_configs)
   const Plan& plan = c.plan;
   // The aggregate the protocol asks for decides the verdict when it is not max.
   bool pass = !ev.any_fail;
-  if (plan.stat != "max" && !ev.all_ratios.empty() && ev.signatures.empty())
+  std::string fraction;  // failing_fraction: the measured and the allowed fraction
+  if (plan.allowed_fraction) {
+    // Only accuracy misses are allowed to a fraction of the samples; any
+    // other failure (non-finite, unwritten, raise, integrity) fails the case.
+    const FractionJudgement fj = judge_fraction(ev, *plan.allowed_fraction);
+    fraction = fj.text;
+    pass = !ev.any_fail || (ev.accuracy_only && fj.within);
+    if (ev.any_fail && !ev.accuracy_only)
+      fraction += "; a failure other than an accuracy miss counts whatever the fraction";
+    ev.note("failing_fraction: " + fraction);
+  } else if ((plan.stat == "p99" || plan.stat == "mean") && !ev.all_ratios.empty() && ev.signatures.empty()) {
     pass = (plan.stat == "p99" ? res.evidence.p99 : res.evidence.mean) <= plan.pass_bound;
+  }
   res.repro = repro_command(c.contract, c.contract_file, c.decl.name, c.request, ev.worst_config, ev.worst_sample);
   if (!ev.any_run)
     return {Verdict::kNotApplicable,
@@ -584,6 +632,9 @@ std::pair<Verdict, std::string> decide(CaseRun& c, std::int64_t skipped_configs)
                 (res.evidence.per_config.empty() ? std::string("no configs") : res.evidence.per_config.front().note)};
   if (pass) {
     res.repro.clear();
+    if (!fraction.empty())
+      return {Verdict::kConforming, "failing_fraction: " + fraction + "; " + plan.metric_name + " max " +
+                                        fmt_g4(res.evidence.max)};
     return {Verdict::kConforming,
             plan.metric_name + " max " + fmt_g4(res.evidence.max) + " within bound " + fmt_g4(plan.pass_bound)};
   }
@@ -624,12 +675,17 @@ std::pair<Verdict, std::string> decide(CaseRun& c, std::int64_t skipped_configs)
                 " finite results; " + c.decl.name +
                 " declares accuracy = UNDOCUMENTED (its library states no accuracy for this op), so no promise is broken"};
   }
+  const std::string measured = fraction.empty() ? std::string() : "failing_fraction: " + fraction + "; ";
   if (res.signatures.empty())
-    return {Verdict::kViolation, "violation without a recognised pattern; " + plan.metric_name + " max " +
-                                     fmt_g4(res.evidence.max) + " > " + fmt_g4(plan.pass_bound)};
-  return {Verdict::kViolation,
-          res.signatures.front().to_string() + ": " +
-              (res.evidence.notes.empty() ? std::string("see evidence") : res.evidence.notes.front())};
+    return {Verdict::kViolation, "violation without a recognised pattern; " + measured + plan.metric_name +
+                                     " max " + fmt_g4(res.evidence.max) + " > " + fmt_g4(plan.pass_bound)};
+  std::string first_note = "see evidence";
+  for (const auto& n : res.evidence.notes)
+    if (n.rfind("failing_fraction: ", 0) != 0) {
+      first_note = n;
+      break;
+    }
+  return {Verdict::kViolation, res.signatures.front().to_string() + ": " + measured + first_note};
 }
 
 }  // namespace
@@ -703,6 +759,7 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
     if (Step st = run_config(c, *judge, config, cr); st.kind == Step::Kind::kEndCase)
       return finish(c.ev.result(), st.verdict, st.reason);
     if (!cr.observed.empty() && cr.ce.note.empty()) cr.ce.note = "observed " + cr.observed;
+    if (cr.samples_judged > 0) c.ev.sample_tallies.push_back({cr.ce.config, cr.samples_judged, cr.samples_failing});
     if (!cr.ratios.empty()) {
       const ResidualStats rs = summarize(cr.ratios);
       cr.ce.max = rs.max;

@@ -1400,6 +1400,38 @@ std::string print_tol_value(const Expr& e) { return print_expr(e); }
 
 }  // namespace
 
+/// Why the engine cannot enforce `compute failing_fraction METRIC; pass if <=
+/// p` as the contract states it (empty when it can): the fraction is counted
+/// over a config's random samples, per sample from an oracle comparison of the
+/// outputs, so it needs the sample protocol, a post that compares outputs and
+/// an allowed fraction in [0, 1].
+std::string sample_fraction_gap(const Contract& c) {
+  const Protocol& m = c.measure;
+  if (!m.aggregate || m.aggregate->stat != "failing_fraction") return {};
+  if (m.kind != Protocol::Kind::kSample)
+    return "failing_fraction counts failing samples among 'sample N random inputs per config'; this protocol "
+           "draws no random samples to count";
+  if (!m.pass_if || m.pass_if->cmp != "<=")
+    return "failing_fraction needs the allowed fraction: 'pass if <= p' with p in [0, 1]";
+  const auto p = eval_expr(m.pass_if->bound, {});
+  if (!p.ok() || !(*p >= 0 && *p <= 1))
+    return "failing_fraction's 'pass if <= " + print_expr(m.pass_if->bound) +
+           "' is not a fraction in [0, 1] (write 0.01 for 1%)";
+  const Postcondition::Kind post = c.post.kind;
+  if (post != Postcondition::Kind::kElementwiseClose && post != Postcondition::Kind::kClose)
+    return "failing_fraction judges each sample by comparing its outputs with the reference; the post clause "
+           "must be 'output O satisfies elementwise_close(O, ref(O))' or 'close(O, ref(O))'";
+  if (c.reference.kind == Reference::Kind::kAlgebraic && c.reference.name.find('.') != std::string::npos)
+    return "failing_fraction counts samples beyond an oracle's tolerance; an algebraic property judges no "
+           "tolerance per sample";
+  return {};
+}
+
+void check_cross_clauses(Contract* c) {
+  if (!c->measure_info.present || !c->measure_info.gap.empty()) return;
+  if (std::string gap = sample_fraction_gap(*c); !gap.empty()) c->measure_info.gap = std::move(gap);
+}
+
 const std::vector<std::string>& contract_clause_keywords() {
   static const std::vector<std::string> v = {"scope", "pre", "post", "tolerance", "reference", "measure", "violation"};
   return v;

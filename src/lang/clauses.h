@@ -24,6 +24,12 @@ const std::vector<std::string>& contract_meta_keywords();
 
 /// Parses one clause (`keyword` is one of contract_clause_keywords()).
 void parse_clause(std::string_view keyword, const Span& body, Contract* c, Diags& d);
+/// After every clause is parsed: a clause whose meaning depends on another
+/// (measure's failing_fraction on post and reference) gets its gap when the
+/// engine cannot enforce it as written, so lint and the engine agree.
+void check_cross_clauses(Contract* c);
+/// Why `compute failing_fraction` cannot be enforced in this contract (empty: it can).
+std::string sample_fraction_gap(const Contract& c);
 /// Parses a meta line body (title "...", version 1.2, class precision).
 void parse_meta(std::string_view keyword, const Span& body, Contract* c, Diags& d);
 

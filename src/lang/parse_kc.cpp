@@ -271,6 +271,7 @@ class KcParser {
         info->loc = e.loc;
         info->comment = e.comment;
       }
+      check_cross_clauses(&ct);
       for (const auto& other : out_->document.contracts)
         if (other.id == ct.id) d_.error(hs, name_at, "contract '" + name + "' is defined twice", "a unique id");
       out_->document.contracts.push_back(std::move(ct));

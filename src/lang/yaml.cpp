@@ -189,6 +189,7 @@ class YamlParser {
         info_of(&c, key)->comment = comment_keep;
       }
     }
+    check_cross_clauses(&c);
     if (c.id.empty()) d_.error(at(n.Mark()), 0, "contract has no id", "id: C-PRC-01");
     else if (!valid_contract_id(c.id))
       d_.error(at(n.Mark()), 0, "malformed contract id '" + c.id + "'", "an id such as C-PRC-01 or KC-GEMM-01");
