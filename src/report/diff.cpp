@@ -392,7 +392,8 @@ std::string render_diff_text(const DiffResult& d) {
   if (d.latency_compared > 0) {
     o << "\nlatency (" << d.latency_compared
       << " cases; Mann-Whitney U and Kolmogorov-Smirnov, Holm-adjusted over all of them; median new/old with "
-         "bootstrap 95% CI):\n";
+         "bootstrap 95% CI;\n   the tests take each run's warm calls as independent samples: a difference in the machine's "
+         "load between the runs\n   shows as a change too, so compare runs made on a quiet machine):\n";
     for (const auto& c : d.cases) {
       if (!c.latency) continue;
       const LatencyChange& l = *c.latency;

@@ -85,17 +85,28 @@ TestResult ks_two_sample(std::span<const double> x, std::span<const double> y) {
   }
   TestResult r;
   r.statistic = static_cast<double>(dnum) / static_cast<double>(n1 * n2);
-  if (n1 * n2 <= 1000000) {
-    // P(D < d): the share of monotone lattice paths from (0,0) to (n1,n2) that
-    // keep |i n2 - j n1| < dnum, each point's count divided by C(i+j, i) so it stays in [0, 1].
+  if (dnum == 0) {
+    r.p = 1;
+  } else if (n1 * n2 <= 1000000) {
+    // P(D >= d), exactly: every monotone lattice path from (0,0) to (n1,n2) is
+    // equally likely; sum, over the points where a path first reaches
+    // |i n2 - j n1| >= dnum, the share of paths that do so there. A cell holds
+    // the paths reaching it without touching the boundary before, divided by
+    // C(i+j, i) so it stays in [0, 1]; the share of all paths through it is
+    // that times C(i+j, i) C(N-i-j, n1-i) / C(N, n1). Summing the small
+    // probabilities directly keeps tiny p-values (2 / C(60, 30)) exact, where
+    // 1 - P(D < d) would round to 0.
+    auto lchoose = [](std::int64_t n, std::int64_t k) {
+      return std::lgamma(static_cast<double>(n + 1)) - std::lgamma(static_cast<double>(k + 1)) -
+             std::lgamma(static_cast<double>(n - k + 1));
+    };
+    const std::int64_t total = n1 + n2;
+    const double lall = lchoose(total, n1);
     std::vector<double> row(static_cast<std::size_t>(n2 + 1), 0.0);
+    double p = 0;
     for (std::int64_t ii = 0; ii <= n1; ++ii) {
       for (std::int64_t jj = 0; jj <= n2; ++jj) {
         double& cell = row[static_cast<std::size_t>(jj)];
-        if (std::llabs(ii * n2 - jj * n1) >= dnum) {
-          cell = 0;
-          continue;
-        }
         if (ii == 0 && jj == 0) {
           cell = 1;
           continue;
@@ -104,9 +115,13 @@ TestResult ks_two_sample(std::span<const double> x, std::span<const double> y) {
         const double left =
             jj > 0 ? row[static_cast<std::size_t>(jj - 1)] * static_cast<double>(jj) / static_cast<double>(ii + jj) : 0;
         cell = up + left;
+        if (std::llabs(ii * n2 - jj * n1) >= dnum) {
+          if (cell > 0) p += cell * std::exp(lchoose(ii + jj, ii) + lchoose(total - ii - jj, n1 - ii) - lall);
+          cell = 0;  // absorbed: counted once, where it first reached the boundary
+        }
       }
     }
-    r.p = std::clamp(1 - row[static_cast<std::size_t>(n2)], 0.0, 1.0);
+    r.p = std::clamp(p, 0.0, 1.0);
   } else {
     const double en = std::sqrt(static_cast<double>(n1) * static_cast<double>(n2) / static_cast<double>(n1 + n2));
     r.p = kolmogorov_sf(en * r.statistic);

@@ -94,6 +94,14 @@ TEST(Stats, KolmogorovSmirnovExact) {
   // Five against five, fully separated: 2 of C(10,5) = 252 splits.
   const std::vector<double> g = {1, 2, 3, 4, 5}, h = {6, 7, 8, 9, 10};
   EXPECT_NEAR(stats::ks_two_sample(g, h).p, 2.0 / 252, 1e-12);
+  // Thirty against thirty, fully separated: 2 / C(60, 30), far below what
+  // 1 - P(D < d) could resolve in double precision.
+  std::vector<double> lo, hi;
+  for (int i = 0; i < 30; ++i) {
+    lo.push_back(i);
+    hi.push_back(100 + i);
+  }
+  EXPECT_NEAR(stats::ks_two_sample(lo, hi).p / (2.0 / 118264581564861424.0), 1, 1e-9);
   // The same sample: D = 0, p = 1.
   EXPECT_EQ(stats::ks_two_sample(g, g).statistic, 0);
   EXPECT_NEAR(stats::ks_two_sample(g, g).p, 1, 1e-12);
