@@ -11,7 +11,7 @@ namespace kc::backends {
 std::unique_ptr<Backend> make_eigen_backend() {
   VariantBackendSpec spec;
   spec.name = "eigen";
-  spec.description = "Eigen 3 (header-only) kernels, one build per SIMD level: sse2, avx2, avx512, novec";
+  spec.description = "Eigen 3 (header-only) kernels, one build per SIMD level (sse2, avx2, avx512, novec) and two flag sets people ship with (avx2_Ofast, clang_avx2)";
   spec.env_var = "KC_EIGEN_DIR";
 #ifdef KC_EIGEN_VARIANT_DIR
   spec.directory = KC_EIGEN_VARIANT_DIR;

@@ -161,5 +161,35 @@ TEST_F(EigenBackend, PacketWidthChangesTheSummationOrder) {
   EXPECT_EQ(novec[0], seq_bits);
 }
 
+// The shipped flag sets (docs/backends/eigen.md): the -Ofast build's library
+// sets FTZ/DAZ when it loads (GCC manual, -ffast-math and crtfastmath.o), so
+// its relu flushes subnormals and breaks the source's denormal = IEEE
+// (C-PRC-03 FTZ_OBSERVED); Clang's -O2 build of the same source sets nothing
+// and conforms, like GCC's.
+TEST_F(EigenBackend, OfastBuildSetsFtzAtLoadAndClangBuildKeepsIeee) {
+  auto has = backends::cpu_has("avx2");
+  ASSERT_TRUE(has.ok());
+  if (!*has) GTEST_SKIP() << "this CPU lacks AVX2: both flag-set builds are skipped";
+  auto fast = registry().find_impl("eigen.avx2_Ofast.relu");
+  ASSERT_NE(fast, nullptr);
+  EXPECT_EQ(fast->declaration().denormal, DenormalPolicy::kIeee) << "the source's promise, not the flags'";
+  EXPECT_NE(fast->declaration().extra.at("flags").find("-Ofast"), std::string::npos);
+  const auto mxcsr = backends::variant_load_mxcsr(*fast);
+  ASSERT_TRUE(mxcsr.has_value()) << "loading the -Ofast build did not change MXCSR";
+  EXPECT_TRUE(*mxcsr & (1u << 15)) << "FTZ";
+  auto clang = registry().find_impl("eigen.clang_avx2.relu");
+  ASSERT_NE(clang, nullptr);
+  EXPECT_FALSE(backends::variant_load_mxcsr(*clang).has_value());
+
+  const auto ftz = smoke_check("contracts/classes/C-PRC-03.kc", "C-PRC-03", "eigen.avx2_Ofast.relu");
+  ASSERT_EQ(ftz.size(), 1u);
+  EXPECT_EQ(ftz[0].verdict, engine::Verdict::kViolation) << describe(ftz[0]);
+  ASSERT_FALSE(ftz[0].signatures.empty()) << describe(ftz[0]);
+  EXPECT_EQ(ftz[0].signatures.front().name, "FTZ_OBSERVED") << describe(ftz[0]);
+  const auto ieee = smoke_check("contracts/classes/C-PRC-03.kc", "C-PRC-03", "eigen.clang_avx2.relu");
+  ASSERT_EQ(ieee.size(), 1u);
+  EXPECT_EQ(ieee[0].verdict, engine::Verdict::kConforming) << describe(ieee[0]);
+}
+
 }  // namespace
 }  // namespace kc::backend_test
