@@ -196,6 +196,7 @@ DiffResult diff_records(const RunRecord& a, const RunRecord& b, const DiffOption
     if (seen.insert(c.key()).second) keys.push_back(c.key());
   std::map<std::string, int> only_old, only_new;  // by contract
   std::size_t outputs_missing = 0;
+  std::set<std::string> facts_noted;  // impls whose declared facts changed, noted once each
   for (const auto& key : keys) {
     const RecordCase* x = old_by.count(key) ? old_by[key] : nullptr;
     const RecordCase* y = new_by.count(key) ? new_by[key] : nullptr;
@@ -234,6 +235,19 @@ DiffResult diff_records(const RunRecord& a, const RunRecord& b, const DiffOption
       d.not_compared.push_back(case_name(c) + ": judged (" + ov + ") in OLD, " + nv + " in NEW: " + y->reason);
     else if (!judged(ov) && judged(nv))
       d.not_compared.push_back(case_name(c) + ": " + ov + " in OLD (" + x->reason + "), judged (" + nv + ") in NEW");
+    if (x->facts != y->facts && facts_noted.insert(c.impl).second) {
+      std::string changed;
+      std::set<std::string> keys_of_both;
+      for (const auto& [k, v] : x->facts) keys_of_both.insert(k);
+      for (const auto& [k, v] : y->facts) keys_of_both.insert(k);
+      for (const auto& k : keys_of_both) {
+        const auto ox = x->facts.find(k), ny = y->facts.find(k);
+        const std::string from = ox == x->facts.end() ? "(none)" : ox->second;
+        const std::string to = ny == y->facts.end() ? "(none)" : ny->second;
+        if (from != to) changed += (changed.empty() ? "" : ", ") + k + " " + from + " -> " + to;
+      }
+      d.notes.push_back("impl " + c.impl + ": declared " + changed);
+    }
     c.contract_changed = !x->contract_hash.empty() && !y->contract_hash.empty() && x->contract_hash != y->contract_hash;
     if (c.contract_changed)
       d.notes.push_back(c.contract + ": the contract's text changed between the runs (hash " +

@@ -96,6 +96,9 @@ options (check, grade, calibrate):
   --backend GLOB       load and run only the backends whose name matches (repeatable); the
                        others are never probed, so their libraries stay out of kc
   --plugin LIB.so      load a plugin library through the kc_plugin.h C ABI (repeatable)
+  --library NAME=PATH  (openblas | blis | refblas) load this build of the library instead of
+                       the installed one; NAME@LABEL=PATH loads it beside the installed one as
+                       backend NAME@LABEL (impls NAME@LABEL.sgemm, ...): two builds, one run
   --seed N             base seed (default 0x6b63); inputs depend on seed, contract, config
   --samples N          override the protocol's sample count
   --config "K=V ..."   run only this config (used by repro lines)
@@ -103,7 +106,7 @@ options (check, grade, calibrate):
   --format F           table (default) | json | junit | md | html (one self-contained file)
   --trace FILE         append one hash-chained JSON line per verdict
   --out DIR            (grade) directory for report.json, report.junit.xml, report.md, report.html,
-                       trace.jsonl
+                       trace.jsonl, record.json
   --no-color           never colour the table
   --isolate MODE       process (default): each impl runs in a worker process on guarded
                        buffers, so a crash, hang, memory blow-up or out-of-bounds write
@@ -256,6 +259,11 @@ int parse_args(int argc, char** argv, Args* a) {
       if (!value(&x)) return usage_error("--backend needs a value");
       a->request.backends.push_back(x);
       a->request.load_backends.push_back(x);
+    } else if (s == "--library") {
+      if (!value(&x)) return usage_error("--library needs NAME[@LABEL]=PATH (e.g. blis@next=/opt/blis/libblis.so.4)");
+      auto o = kc::parse_library_override(x);
+      if (!o.ok()) return usage_error(o.status().message());
+      a->request.libraries.push_back(*o);
     } else if (s == "--plugin") {
       if (!value(&x)) return usage_error("--plugin needs a path");
       a->request.plugin_paths.push_back(x);
@@ -473,8 +481,8 @@ int run_under_valgrind(const Args& a, CheckResult& r) {
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   // What the rerun keeps of the first run's arguments: what decides the inputs.
-  static const std::vector<std::string> kept = {"--seed", "--samples", "--config", "--sample",
-                                                "--plugin", "--timeout", "--memory-limit"};
+  static const std::vector<std::string> kept = {"--seed",    "--samples", "--config",       "--sample",
+                                                "--plugin",  "--library", "--timeout", "--memory-limit"};
   std::vector<std::string> passed;
   for (std::size_t i = 0; i < a.argv.size(); ++i) {
     const std::string& s = a.argv[i];
@@ -577,7 +585,7 @@ int cmd_check(Args& a, bool grade) {
       if (kc::Status s = kc::report::write_file(path, content); !s.ok()) r.write_errors.push_back(s.message());
     }
     std::cout << "\nreports: " << a.out << "/report.{json,junit.xml,md,html}, trace: " << a.request.trace_path
-              << "\n";
+              << ", run record: " << a.out << "/record.json\n";
     const kc::engine::SampleCacheStats& u = r.reuse;
     std::cout << "shared across impls: inputs generated " << u.inputs_generated << ", reused " << u.inputs_reused
               << "; oracle answers computed " << u.oracles_computed << ", reused " << u.oracles_reused << "\n";
@@ -849,6 +857,7 @@ int cmd_list(const Args& a) {
     kc::BackendRegistry reg;
     kc::BackendOptions opt;
     opt.plugin_paths = a.request.plugin_paths;
+    opt.libraries = a.request.libraries;
     if (auto s = kc::register_builtin_backends(reg, opt); !s.ok()) return kExitInternal;
     for (const auto& impl : reg.impls()) {
       const auto& d = impl->declaration();
@@ -900,6 +909,7 @@ int cmd_backends(const Args& a) {
   kc::BackendRegistry reg;
   kc::BackendOptions opt;
   opt.plugin_paths = a.request.plugin_paths;
+  opt.libraries = a.request.libraries;
   if (auto s = kc::register_builtin_backends(reg, opt); !s.ok()) {
     std::cerr << "kc: " << s.to_string() << "\n";
     return kExitInternal;

@@ -307,6 +307,15 @@ TEST(Diff, DifferentSeedsDoNotCompareOutputs) {
   EXPECT_NE(d.notes[0].find("seed"), std::string::npos);
 }
 
+TEST(Diff, ChangedDeclaredFactsAreNoted) {
+  auto old_run = record_of({make_case("C-1", "a", Verdict::kConforming), make_case("C-2", "a", Verdict::kConforming)});
+  auto new_run = old_run;
+  for (auto& c : new_run.cases) c.facts["coretype"] = "SKYLAKEX";
+  const auto d = report::diff_records(old_run, new_run, options());
+  ASSERT_EQ(d.notes.size(), 1u);  // once per impl
+  EXPECT_EQ(d.notes[0], "impl a: declared coretype (none) -> SKYLAKEX");
+}
+
 TEST(Diff, LatencyIsJudgedWithHolmAndAMedianRatio) {
   auto times = [](double scale, int salt) {
     std::vector<double> v;
