@@ -186,8 +186,12 @@ DiffResult diff_records(const RunRecord& a, const RunRecord& b, const DiffOption
   d.new_source = b.source;
   const bool outputs_comparable = compare_runs(a, b, &d);
   std::map<std::string, const RecordCase*> old_by, new_by;
-  for (const auto& c : a.cases) old_by.emplace(c.key(), &c);
-  for (const auto& c : b.cases) new_by.emplace(c.key(), &c);
+  std::size_t old_dups = 0, new_dups = 0;
+  for (const auto& c : a.cases) old_dups += old_by.emplace(c.key(), &c).second ? 0 : 1;
+  for (const auto& c : b.cases) new_dups += new_by.emplace(c.key(), &c).second ? 0 : 1;
+  if (old_dups + new_dups > 0)
+    d.not_compared.push_back(std::to_string(old_dups) + " repeated contract × impl pairs in OLD and " +
+                             std::to_string(new_dups) + " in NEW: only the first of each is compared");
   std::vector<std::string> keys;
   std::set<std::string> seen;
   for (const auto& c : a.cases)

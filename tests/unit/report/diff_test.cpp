@@ -307,6 +307,14 @@ TEST(Diff, DifferentSeedsDoNotCompareOutputs) {
   EXPECT_NE(d.notes[0].find("seed"), std::string::npos);
 }
 
+TEST(Diff, RepeatedPairsAreSaid) {
+  const auto once = record_of({make_case("C-1", "a", Verdict::kConforming)});
+  const auto twice = record_of({make_case("C-1", "a", Verdict::kConforming), make_case("C-1", "a", Verdict::kViolation)});
+  const auto d = report::diff_records(once, twice, options());
+  ASSERT_EQ(d.not_compared.size(), 1u);
+  EXPECT_NE(d.not_compared[0].find("0 repeated contract × impl pairs in OLD and 1 in NEW"), std::string::npos);
+}
+
 TEST(Diff, ChangedDeclaredFactsAreNoted) {
   auto old_run = record_of({make_case("C-1", "a", Verdict::kConforming), make_case("C-2", "a", Verdict::kConforming)});
   auto new_run = old_run;
