@@ -113,7 +113,10 @@ BaselineOutcome apply_baseline(const Baseline& b, const engine::CheckResult& res
   bool other_failure = false;
   for (const auto& c : result.cases) {
     for (std::size_t k = 0; k < b.entries.size(); ++k)
-      if (case_matches(b.entries[k], c.contract_id, c.impl) && c.verdict != engine::Verdict::kNotApplicable) ran[k] = true;
+      if (case_matches(b.entries[k], c.contract_id, c.impl) &&
+          (c.verdict == engine::Verdict::kConforming || c.verdict == engine::Verdict::kViolation ||
+           c.verdict == engine::Verdict::kError))
+        ran[k] = true;  // judged: a skipped or not-applicable case shows nothing either way
     if (c.verdict == engine::Verdict::kError) other_failure = true;
     if (c.verdict != engine::Verdict::kViolation) continue;
     std::vector<std::string> sigs;

@@ -411,6 +411,10 @@ TEST(Baseline, ExcusesKnownViolationsOnlyWhileLive) {
   EXPECT_EQ(out.exit_code, kc::exit_value(kc::ExitCode::kViolation));
   ASSERT_FALSE(out.warnings.empty());
   EXPECT_NE(out.warnings[0].find("expired on 2099-12-31"), std::string::npos) << out.warnings[0];
+  // A skipped case (backend unavailable) exercises nothing: not "no longer occurs".
+  r.cases[0] = make_case("C-1", "calib.x", Verdict::kSkipped);
+  out = report::apply_baseline(*b, r, "2026-11-28");
+  EXPECT_NE(out.warnings[0].find("not exercised"), std::string::npos) << out.warnings[0];
   // A fixed case: the entry no longer occurs.
   r.cases[0] = make_case("C-1", "calib.x", Verdict::kConforming);
   out = report::apply_baseline(*b, r, "2026-11-28");
