@@ -541,6 +541,22 @@ TEST(KcBaseline, KnownPassesNewFailsExpiredWarnsAndFails) {
   EXPECT_NE(err.find("broken.yaml:"), std::string::npos) << err;
 }
 
+TEST(KcBaseline, GradeWritesItsRecordAndTakesABaseline) {
+  const std::string dir = temp_dir("grade");
+  std::string out, err;
+  const std::string grade = "grade " + kContract + " --impl calib.relu_fmaxf --no-color --out '" + dir + "'";
+  ASSERT_EQ(run_kc(grade, &out, &err), 1) << err;
+  EXPECT_NE(out.find("run record: " + dir + "/record.json"), std::string::npos) << out;
+  auto rec = report::read_record(dir);
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  ASSERT_EQ(rec->cases.size(), 1u);
+  EXPECT_EQ(rec->cases[0].verdict, "violation");
+  EXPECT_FALSE(rec->cases[0].output_hash.empty());
+  ASSERT_EQ(run_kc("baseline update --out '" + dir + "/known.yaml' '" + dir + "'", &out, &err), 0) << err;
+  EXPECT_EQ(run_kc(grade + " --baseline '" + dir + "/known.yaml'", &out, &err), 0) << err;
+  EXPECT_NE(err.find("1 known violation excused, 0 not"), std::string::npos) << err;
+}
+
 TEST(KcDiff, TimingRecordsColdAndWarmCalls) {
   const std::string dir = temp_dir("timing");
   ASSERT_EQ(check_into("calib.relu_propagating", dir, "--timing 20"), 0);
