@@ -32,6 +32,17 @@ Status Impl::can_implement(const Call& call) const {
     return unimplemented(d.name + " does not support " +
                          std::string(dtype_name(call.config.dtype)));
   }
+  return check_increments(d, call);
+}
+
+Status check_increments(const Declaration& d, const Call& call) {
+  // Only impls declaring increments = BLAS pass the signed increment on.
+  for (const char* key : {"incx", "incy"}) {
+    if (call.config.params.count(key) && call.config.get_int(key, 1) < 1 && d.get("increments") != "BLAS") {
+      return unimplemented(d.name + " takes positive increments only (" + key + " = " + call.config.get(key) +
+                           "; increments = BLAS not declared)");
+    }
+  }
   return ok_status();
 }
 

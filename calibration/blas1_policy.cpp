@@ -16,6 +16,23 @@
 //   calib.nrm2_scale_ssq          SAFE declared, one-pass scale/ssq update: Inf / Inf = NaN
 //   calib.nrm2_no_sqrt            baseline: the sum of squares, square root forgotten
 //   calib.asum_skip_nonfinite     nan = IEEE_PROPAGATE declared, but non-finite |x_i| are skipped ("NaN-safe" sum)
+// and those of the increment contracts (KC-INC-01..06), which take the signed
+// incx/incy from the call's params (the tensor's stride is |inc|) and declare
+// increments = BLAS:
+//   calib.nrm2_quick_return_inc   Blue's norm returning 0 at incx <= 0 (the pre-3.10 reference rule)
+//   calib.dot_blas                dot walking each vector as BLAS does (a negative increment from the far end)
+//   calib.dot_stride_only         dot walking both vectors from their start whatever the sign
+//   calib.dot_no_y                baseline: sum x_i (y never read)
+//   calib.asum_quick_return       0 at incx <= 0 (nonpositive_inc = QUICK_RETURN)
+//   calib.asum_walk               the walked elements' sum at incx <= 0 (WALK)
+//   calib.asum_walk_as_quick      QUICK_RETURN declared, walks at incx <= 0
+//   calib.asum_quick_as_walk      WALK declared, returns 0 at incx <= 0
+//   calib.asum_signed             baseline: sum x_i (the fabs forgotten)
+//   calib.scal_quick_return       x unchanged at incx <= 0 (QUICK_RETURN)
+//   calib.scal_walk_as_quick      QUICK_RETURN declared, scales the walked elements at incx <= 0
+//   calib.scal_walk               x(1) scaled n times at incx = 0, elementwise otherwise (WALK)
+//   calib.scal_walk_once          WALK declared, x(1) scaled once at incx = 0 (a stride-0 vector taken as one element)
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -220,6 +237,91 @@ Status asum_skip_nonfinite(Call& call) {
   });
 }
 
+// ---------------------------------------------------------------- increments
+
+/// The call's signed increment `key` (incx, incy); without it, the stride.
+std::int64_t signed_inc(const Call& call, const char* key, const Tensor& t) {
+  return call.get_int(key, t.strides()[0]);
+}
+
+/// Storage offset of x(i + 1) as the Fortran BLAS walks n elements at inc:
+/// from the far end when inc < 0, X(1) every time when inc = 0.
+std::int64_t blas_offset(std::int64_t i, std::int64_t n, std::int64_t inc) {
+  return inc < 0 ? (n - 1 - i) * -inc : i * inc;
+}
+
+Status nrm2_quick_return_inc(Call& call) {
+  if (signed_inc(call, "incx", call.t("x")) > 0) return nrm2_kernel(call, Nrm2Rule::kBlue);
+  return by_dtype(call, [&]<typename T>() {
+    call.t("out").data<T>()[0] = T(0);
+    return ok_status();
+  });
+}
+
+enum class DotRule { kBlas, kStrideOnly, kNoY };
+
+Status dot_kernel(Call& call, DotRule rule) {
+  return by_dtype(call, [&]<typename T>() {
+    const Tensor &tx = call.t("x"), &ty = call.t("y");
+    const T* x = tx.data<T>();
+    const T* y = ty.data<T>();
+    const std::int64_t n = tx.dim(0);
+    std::int64_t incx = signed_inc(call, "incx", tx), incy = signed_inc(call, "incy", ty);
+    if (rule == DotRule::kStrideOnly) {
+      incx = incx < 0 ? -incx : incx;
+      incy = incy < 0 ? -incy : incy;
+    }
+    T s = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const T xi = x[blas_offset(i, n, incx)];
+      s += rule == DotRule::kNoY ? xi : xi * y[blas_offset(i, n, incy)];
+    }
+    call.t("out").data<T>()[0] = s;
+    return ok_status();
+  });
+}
+
+enum class AsumRule { kQuickReturn, kWalk, kSigned };
+
+Status asum_kernel(Call& call, AsumRule rule) {
+  return by_dtype(call, [&]<typename T>() {
+    const Tensor& tx = call.t("x");
+    const T* x = tx.data<T>();
+    const std::int64_t n = tx.dim(0), inc = signed_inc(call, "incx", tx);
+    T s = 0;
+    if (inc > 0 || rule != AsumRule::kQuickReturn) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const T v = x[blas_offset(i, n, inc)];
+        s += rule == AsumRule::kSigned ? v : std::fabs(v);
+      }
+    }
+    call.t("out").data<T>()[0] = s;
+    return ok_status();
+  });
+}
+
+enum class ScalIncRule {
+  kQuickReturn,  // x unchanged at inc <= 0
+  kWalk,         // elementwise at inc < 0; X(1) scaled n times at inc = 0
+  kWalkOnce,     // as kWalk, but X(1) scaled once at inc = 0 (a stride-0 vector taken for one element)
+};
+
+Status scal_inc_kernel(Call& call, ScalIncRule rule) {
+  return by_dtype(call, [&]<typename T>() {
+    Tensor& tx = call.t("x");
+    T* x = tx.data<T>();
+    const std::int64_t n = tx.dim(0), inc = signed_inc(call, "incx", tx);
+    const T alpha = static_cast<T>(call.get_double("alpha", 1.5));
+    if (inc <= 0 && rule == ScalIncRule::kQuickReturn) return ok_status();
+    const std::int64_t times = inc == 0 && rule == ScalIncRule::kWalkOnce ? std::min<std::int64_t>(n, 1) : n;
+    for (std::int64_t i = 0; i < times; ++i) {
+      T& v = x[blas_offset(i, n, inc)];
+      v = alpha * v;
+    }
+    return ok_status();
+  });
+}
+
 /// A calibration declaration for FP32 and FP64, with one declared rule.
 Declaration level1_decl(std::string name, std::string op, std::string key, std::string value,
                         std::string description) {
@@ -265,6 +367,9 @@ void add_blas1_policy_impls(ImplList& out) {
 
   auto nrm2 = [&](const char* name, Nrm2Rule r, const char* what) {
     Declaration d = level1_decl(name, "nrm2", "nrm2_range", "SAFE", what);
+    // The norm does not depend on the order: walking |incx| from the start
+    // (a stride-0 vector repeats x(1)) is what BLAS computes for any sign.
+    d.extra["increments"] = "BLAS";
     add(out, std::move(d), [r](Call& call) { return nrm2_kernel(call, r); });
   };
   nrm2("calib.nrm2_blue", Nrm2Rule::kBlue,
@@ -277,6 +382,59 @@ void add_blas1_policy_impls(ImplList& out) {
        "seeded bug: declares nrm2_range = SAFE but updates one scale/ssq pair: a second infinity gives "
        "Inf / Inf = NaN");
   nrm2("calib.nrm2_no_sqrt", Nrm2Rule::kNoSqrt, "baseline: nrm2 returning sum x_i^2 (the square root forgotten)");
+
+  // The increment trios: every impl below reads the signed increment.
+  auto blas_inc = [&](Declaration d, FnImpl::Kernel k) {
+    d.extra["increments"] = "BLAS";
+    add(out, std::move(d), std::move(k));
+  };
+  blas_inc(level1_decl("calib.nrm2_quick_return_inc", "nrm2", "nrm2_range", "SAFE",
+                       "seeded bug: Blue's nrm2 (SAFE) declaring increments = BLAS that returns 0 for incx <= 0, the "
+                       "pre-3.10 reference rule (reference dnrm2.f90 documents incx < 0 and counts x(1) n times at "
+                       "incx = 0)"),
+           nrm2_quick_return_inc);
+  auto dot = [&](const char* name, DotRule r, const char* what) {
+    Declaration d = calib_decl(name, "dot", what);
+    d.dtypes = {DType::kF32, DType::kF64};
+    d.accumulator.reset();
+    blas_inc(std::move(d), [r](Call& call) { return dot_kernel(call, r); });
+  };
+  dot("calib.dot_blas", DotRule::kBlas,
+      "dot walking x and y as the Fortran BLAS does (a negative increment from the far end, 0 on the spot); "
+      "declares increments = BLAS");
+  dot("calib.dot_stride_only", DotRule::kStrideOnly,
+      "seeded bug: declares increments = BLAS but walks both vectors from their start whatever the sign: right "
+      "when the signs agree, x paired with y reversed when they differ");
+  dot("calib.dot_no_y", DotRule::kNoY, "baseline: dot returning sum x_i (y never read)");
+  auto asum_inc = [&](const char* name, const char* rule, AsumRule r, const char* what) {
+    blas_inc(level1_decl(name, "asum", "nonpositive_inc", rule, what), [r](Call& call) { return asum_kernel(call, r); });
+  };
+  asum_inc("calib.asum_quick_return", "QUICK_RETURN", AsumRule::kQuickReturn,
+           "asum returning 0 at incx <= 0 (reference dasum.f); declares nonpositive_inc = QUICK_RETURN");
+  asum_inc("calib.asum_walk", "WALK", AsumRule::kWalk,
+           "asum over the walked elements at incx <= 0 (from the far end, x(1) n times at 0); declares "
+           "nonpositive_inc = WALK");
+  asum_inc("calib.asum_walk_as_quick", "QUICK_RETURN", AsumRule::kWalk,
+           "seeded bug: declares nonpositive_inc = QUICK_RETURN (the reference's code) but sums the walked "
+           "elements at incx <= 0");
+  asum_inc("calib.asum_quick_as_walk", "WALK", AsumRule::kQuickReturn,
+           "seeded bug: declares nonpositive_inc = WALK but returns 0 at incx <= 0");
+  asum_inc("calib.asum_signed", "WALK", AsumRule::kSigned, "baseline: asum returning sum x_i (the fabs forgotten)");
+  auto scal_inc = [&](const char* name, const char* rule, ScalIncRule r, const char* what) {
+    blas_inc(level1_decl(name, "scal", "nonpositive_inc", rule, what),
+             [r](Call& call) { return scal_inc_kernel(call, r); });
+  };
+  scal_inc("calib.scal_quick_return", "QUICK_RETURN", ScalIncRule::kQuickReturn,
+           "scal leaving x unchanged at incx <= 0 (reference dscal.f); declares nonpositive_inc = QUICK_RETURN");
+  scal_inc("calib.scal_walk_as_quick", "QUICK_RETURN", ScalIncRule::kWalk,
+           "seeded bug: declares nonpositive_inc = QUICK_RETURN (the reference's code) but scales the walked "
+           "elements at incx <= 0");
+  scal_inc("calib.scal_walk", "WALK", ScalIncRule::kWalk,
+           "scal walking incx <= 0: elementwise for incx < 0, x(1) scaled n times at incx = 0; declares "
+           "nonpositive_inc = WALK");
+  scal_inc("calib.scal_walk_once", "WALK", ScalIncRule::kWalkOnce,
+           "seeded bug: declares nonpositive_inc = WALK but scales x(1) once at incx = 0 (the stride-0 vector "
+           "taken for one element)");
 
   Declaration asum = calib_decl("calib.asum_skip_nonfinite", "asum",
                                 "seeded bug: asum declaring nan = IEEE_PROPAGATE that skips non-finite terms (a "

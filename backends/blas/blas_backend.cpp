@@ -107,6 +107,30 @@ Result<VectorArg> vector_arg(const Tensor& t, const char* name) {
   return VectorArg{n32, inc32};
 }
 
+/// A level-1 vector operand: n elements and the signed increment of the
+/// call's `param` (incx, incy; src/ops/blas1 keeps |inc| as the tensor's
+/// stride and the sign there). The pointer passed is the storage's start, as
+/// the Fortran interface wants for every sign: INCX < 0 walks it from the far
+/// end, INCX = 0 reads X(1) every time. Without the param (a call built by
+/// hand) the increment is the stride.
+Result<VectorArg> level1_vector_arg(const Call& call, const char* name, const char* param) {
+  const Tensor& t = call.t(name);
+  if (t.rank() != 1) return invalid_argument(std::string(name) + " must be rank 1");
+  const std::int64_t n = t.dim(0), stride = t.strides()[0];
+  const std::int64_t inc = call.get_int(param, stride);
+  const std::int64_t step = inc < 0 ? -inc : inc;
+  if (n > 1 && step != stride) {
+    return invalid_argument(std::string(name) + " has stride " + std::to_string(stride) + ", " + param + " = " +
+                            std::to_string(inc) + " addresses it with |" + param + "| = " + std::to_string(step));
+  }
+  if (n > 0 && (n - 1) * step + 1 > t.storage_elems()) {
+    return invalid_argument(std::string(name) + " storage is smaller than its increment reaches");
+  }
+  KC_ASSIGN_OR_RETURN(FortranInt n32, to_fortran_int(n, "n"));
+  KC_ASSIGN_OR_RETURN(FortranInt step32, to_fortran_int(step, "|increment|"));
+  return VectorArg{n32, inc < 0 ? -step32 : step32};
+}
+
 Status check_scalar_out(const Call& call, const char* name, DType dtype) {
   if (!call.has(name)) return invalid_argument(std::string("call has no tensor '") + name + "'");
   const Tensor& t = call.t(name);
@@ -185,8 +209,8 @@ template <typename T>
 Status run_dot(const BlasLibrary& lib, Call& call) {
   for (const char* n : {"x", "y"}) KC_RETURN_IF_ERROR(check_dtype(call, n, kDTypeOf<T>));
   KC_RETURN_IF_ERROR(check_scalar_out(call, "out", kDTypeOf<T>));
-  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
-  KC_ASSIGN_OR_RETURN(VectorArg y, vector_arg(call.t("y"), "y"));
+  KC_ASSIGN_OR_RETURN(VectorArg x, level1_vector_arg(call, "x", "incx"));
+  KC_ASSIGN_OR_RETURN(VectorArg y, level1_vector_arg(call, "y", "incy"));
   if (x.n != y.n) return invalid_argument("x and y differ in length");
   KC_ASSIGN_OR_RETURN(DotFn<T> fn, entry<DotFn<T>>(lib, routine_name<T>("dot")));
   call.t("out").data<T>()[0] = fn(&x.n, call.t("x").data<T>(), &x.inc, call.t("y").data<T>(), &y.inc);
@@ -198,7 +222,7 @@ template <typename T, const char* Stem>
 Status run_reduction(const BlasLibrary& lib, Call& call) {
   KC_RETURN_IF_ERROR(check_dtype(call, "x", kDTypeOf<T>));
   KC_RETURN_IF_ERROR(check_scalar_out(call, "out", kDTypeOf<T>));
-  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
+  KC_ASSIGN_OR_RETURN(VectorArg x, level1_vector_arg(call, "x", "incx"));
   KC_ASSIGN_OR_RETURN(VecToScalarFn<T> fn, entry<VecToScalarFn<T>>(lib, routine_name<T>(Stem)));
   call.t("out").data<T>()[0] = fn(&x.n, call.t("x").data<T>(), &x.inc);
   return ok_status();
@@ -209,7 +233,7 @@ Status run_reduction(const BlasLibrary& lib, Call& call) {
 template <typename T>
 Status run_scal(const BlasLibrary& lib, Call& call) {
   KC_RETURN_IF_ERROR(check_dtype(call, "x", kDTypeOf<T>));
-  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
+  KC_ASSIGN_OR_RETURN(VectorArg x, level1_vector_arg(call, "x", "incx"));
   const T alpha = static_cast<T>(call.get_double("alpha", 1.0));
   KC_ASSIGN_OR_RETURN(ScalFn<T> fn, entry<ScalFn<T>>(lib, routine_name<T>("scal")));
   fn(&x.n, &alpha, call.t("x").data<T>(), &x.inc);
@@ -223,7 +247,7 @@ template <typename T>
 Status run_iamax(const BlasLibrary& lib, Call& call) {
   KC_RETURN_IF_ERROR(check_dtype(call, "x", kDTypeOf<T>));
   KC_RETURN_IF_ERROR(check_scalar_out(call, "out", DType::kI64));
-  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
+  KC_ASSIGN_OR_RETURN(VectorArg x, level1_vector_arg(call, "x", "incx"));
   const std::string name = std::string("i") + (std::is_same_v<T, float> ? "s" : "d") + "amax_";
   KC_ASSIGN_OR_RETURN(IamaxFn<T> fn, entry<IamaxFn<T>>(lib, name));
   const FortranInt one_based = fn(&x.n, call.t("x").data<T>(), &x.inc);
@@ -326,22 +350,26 @@ std::string arch_unrunnable(const BlasLibrary& lib) {
          ", which this CPU lacks";
 }
 
-/// The level-1 rules the libraries differ on, declared per library with the
-/// document each is taken from; the contracts that judge them
-/// (contracts/blas/KC-SCAL-02/03, KC-IAMAX-02/03, KC-NRM2-01..03) apply to the
-/// impls that declare the rule.
+/// The level-1 rules, declared per library with the document each is taken
+/// from; the contracts that judge them (contracts/blas/KC-SCAL-02/03,
+/// KC-IAMAX-02/03, KC-NRM2-01..03, KC-INC-01..04) apply to the impls that
+/// declare the rule.
 ///
 /// scal_alpha_zero: what x := alpha x does at alpha = 0 with NaN or Inf in x.
 ///   MULTIPLY: the IEEE product, 0 * NaN = NaN and 0 * Inf = NaN. netlib
 ///   sscal.f/dscal.f 3.11 have no alpha = 0 branch: `SX(I) = SA*SX(I)`.
-///   ZERO_FILL: zeros are stored and x is not read. OpenBLAS 0.3.21's x86_64
-///   kernels branch on alpha = 0 and store zeros (kernel/x86_64 scal kernels;
-///   OpenBLAS documents no rule: taken from the source and observed here;
-///   OpenMathLib/OpenBLAS#4728 and PR #4729/#4807 later made the BLAS
-///   interface propagate, 0.3.28). BLIS 0.9.0's compatibility layer calls
-///   bli_?scalv, which sets x to zero when alpha is zero (observed; the
-///   BLISTypedAPI.md entry for scalv gives only x := alpha x). Every rule gives
-///   the IEEE product for alpha != 0, NaN alpha included.
+///   OpenBLAS declares it too: its ?SCAL is the Fortran BLAS interface, and
+///   upstream took its kernels' zero stores at alpha = 0 for a bug
+///   (OpenMathLib/OpenBLAS#4728, "0 * nan != nan * 0", fixed by PR #4729 in
+///   0.3.28; PR #4807 keeps zero-filling for LAPACK's internal calls only,
+///   behind a flag). So 0.3.21's x86_64 kernels, which store zeros, violate
+///   KC-SCAL-02 (docs/findings.md).
+///   ZERO_FILL: zeros are stored and x is not read. BLIS 0.9.0's
+///   compatibility layer calls bli_?scalv, whose reference kernel
+///   (ref_kernels/1/bli_scalv_ref.c) sets x with setv when alpha is zero, on
+///   purpose ("If alpha is zero, use setv"); observed. BLIS's documents do not
+///   state it: BLISTypedAPI.md and KernelsHowTo.md give scalv as x := alpha x.
+///   Every rule gives the IEEE product for alpha != 0, NaN alpha included.
 /// iamax_nan: which index i?amax returns when x holds a NaN.
 ///   GREATER_THAN: netlib isamax.f/idamax.f 3.11, `IF (ABS(SX(I)).GT.SMAX)`
 ///   from SMAX = |x_1|: a NaN at x_1 is returned, a later NaN never.
@@ -358,15 +386,38 @@ std::string arch_unrunnable(const BlasLibrary& lib) {
 ///   element is infinite and none is NaN; OpenBLAS and BLIS implement that
 ///   Fortran interface (BLIS: "the BLAS compatibility layer, which mimics
 ///   conventional Fortran-77 BLAS", BLISTypedAPI.md).
+/// increments: BLAS for every level-1 routine of the three: kc passes the
+///   signed INCX/INCY to the Fortran interface (level1_vector_arg). What a
+///   negative or zero increment means is documented for nrm2 (dnrm2.f90 3.10+,
+///   argument INCX: x(i) = X(1-(n-i)*INCX) for INCX < 0; INCX = 0 counts x(1)
+///   n times) and fixed by ddot.f's code (a negative increment starts at the
+///   far end); KC-INC-01/02 hold every impl declaring it to that.
+/// nonpositive_inc: asum, scal and iamax at INCX <= 0, where only the
+///   reference's code decides (dasum.f, dscal.f, idamax.f 3.11: IF (N.LE.0
+///   .OR. INCX.LE.0) RETURN).
+///   QUICK_RETURN: netlib; OpenBLAS 0.3.21 (its asum and scal kernels return
+///   at INCX <= 0; observed); all three libraries' i?amax (0; observed).
+///   WALK: BLIS 0.9.0's ?asum and ?scal: the compatibility layer turns a
+///   negative increment into a pointer at the far end and runs the routine on
+///   what it addresses, and at INCX = 0 on x(1) n times (observed: asum{1,2,3}
+///   at INCX = -1 is 6; x(1) scaled n times at INCX = 0).
+///   Judged by KC-INC-03 (QUICK_RETURN) and KC-INC-04 (WALK).
 void declare_level1_rules(Declaration& d, BlasFlavor flavor) {
+  const bool level1 = d.op == "dot" || d.op == "asum" || d.op == "nrm2" || d.op == "scal" || d.op == "iamax";
+  if (!level1) return;
+  d.extra["increments"] = "BLAS";
+  d.source += "; increments: the Fortran interface's signed INCX/INCY (netlib dnrm2.f90 3.10+ argument INCX, "
+              "ddot.f)";
   if (d.op == "scal") {
-    d.extra["scal_alpha_zero"] = flavor == BlasFlavor::kNetlib ? "MULTIPLY" : "ZERO_FILL";
+    d.extra["scal_alpha_zero"] = flavor == BlasFlavor::kBlis ? "ZERO_FILL" : "MULTIPLY";
     d.source += flavor == BlasFlavor::kNetlib
                     ? "; scal_alpha_zero: netlib sscal.f/dscal.f 3.11 (SX(I) = SA*SX(I), no alpha = 0 branch)"
                 : flavor == BlasFlavor::kOpenBlas
-                    ? "; scal_alpha_zero: OpenBLAS 0.3.21 x86_64 scal kernels store zeros at alpha = 0 (source, "
-                      "observed; changed by OpenMathLib/OpenBLAS#4728, PR #4729, in 0.3.28)"
-                    : "; scal_alpha_zero: BLIS 0.9.0 bli_?scalv sets x to 0 at alpha = 0 (observed)";
+                    ? "; scal_alpha_zero: the reference rule for the BLAS interface, as upstream states it "
+                      "(OpenMathLib/OpenBLAS#4728, fixed by PR #4729 in 0.3.28; PR #4807 zero-fills for "
+                      "LAPACK-internal calls only)"
+                    : "; scal_alpha_zero: BLIS 0.9.0 ref_kernels/1/bli_scalv_ref.c (\"If alpha is zero, use "
+                      "setv\"), observed; not in BLISTypedAPI.md, which gives x := alpha x";
   } else if (d.op == "iamax") {
     d.extra["iamax_nan"] = flavor == BlasFlavor::kNetlib  ? "GREATER_THAN"
                            : flavor == BlasFlavor::kBlis ? "FIRST_NAN"
@@ -377,6 +428,14 @@ void declare_level1_rules(Declaration& d, BlasFlavor flavor) {
   } else if (d.op == "nrm2") {
     d.extra["nrm2_range"] = "SAFE";
     d.source += "; nrm2_range: netlib snrm2.f90/dnrm2.f90 3.10+ (safe scaling, ACM TOMS Algorithm 978)";
+  }
+  if (d.op == "asum" || d.op == "scal" || d.op == "iamax") {
+    const bool walk = flavor == BlasFlavor::kBlis && d.op != "iamax";
+    d.extra["nonpositive_inc"] = walk ? "WALK" : "QUICK_RETURN";
+    d.source += flavor == BlasFlavor::kNetlib
+                    ? "; nonpositive_inc: netlib dasum.f/dscal.f/idamax.f 3.11 (IF (N.LE.0 .OR. INCX.LE.0) RETURN)"
+                : walk ? "; nonpositive_inc: BLIS 0.9.0 compatibility layer walks INCX <= 0 (observed)"
+                       : "; nonpositive_inc: returns at INCX <= 0 like netlib (observed)";
   }
 }
 
@@ -656,6 +715,7 @@ class BlisArchImpl final : public Impl {
                                     std::to_string(id) + ")");
     decl_.extra["blis_arch"] = sc.name;
     declare_gemm_rules(decl_);
+    declare_level1_rules(decl_, spec.flavor);
   }
 
   const Declaration& declaration() const override { return decl_; }

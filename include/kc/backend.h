@@ -39,6 +39,14 @@ class Impl {
   virtual Status load_before_fork() const { return ok_status(); }
 };
 
+/// kUnimplemented when the call passes a non-positive BLAS increment (incx or
+/// incy <= 0; the level-1 ops keep |inc| as the tensor's stride and the sign
+/// in the config) to an impl that does not declare increments = BLAS: one
+/// that reads only the stride would walk the storage the wrong way. Part of
+/// Impl::can_implement's default; the engine checks it for every impl, those
+/// that override can_implement included.
+Status check_increments(const Declaration& d, const Call& call);
+
 /// What `kc backends` prints for one backend.
 struct BackendInfo {
   std::string name;

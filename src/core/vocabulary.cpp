@@ -150,6 +150,16 @@ constexpr WordInfo kDeclarationKeys[] = {
      "SAFE: nrm2 returns ||x|| without overflow or underflow wherever it is representable, +Inf for an infinite "
      "element (reference snrm2.f90 3.10+)",
      "SAFE"},
+    {"increments", "",
+     "BLAS: the level-1 impl passes the signed increments incx/incy to a Fortran BLAS interface, whose INCX < 0 "
+     "walks the storage from its far end and INCX = 0 reads x(1) every time; an impl without it runs only "
+     "positive increments (the tensor's stride)",
+     "BLAS"},
+    {"nonpositive_inc", "",
+     "asum and scal at INCX <= 0, where only the reference's code decides: QUICK_RETURN (reference dasum.f and "
+     "dscal.f 3.11 return 0 and leave x unchanged) or WALK (the elements INCX addresses, as dot walks them: from "
+     "the far end for INCX < 0, x(1) n times for INCX = 0); iamax returns 0 (QUICK_RETURN) in every library here",
+     "QUICK_RETURN|WALK"},
     {"reduction_range", "",
      "the row reductions of a norm, softmax or statistic at extreme magnitudes: SAFE (no intermediate overflows or "
      "underflows where the result is representable: scaled or wider sums), UNSCALED (the code forms squares and "

@@ -309,7 +309,9 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
     cr.ce.note = sp.message();
     return Step::end_sample();
   }
-  if (Status ci = c.impl.can_implement(s->call); !ci.ok()) {
+  Status ci = c.impl.can_implement(s->call);
+  if (ci.ok()) ci = check_increments(c.impl.declaration(), s->call);  // also for impls overriding can_implement
+  if (!ci.ok()) {
     // kUnavailable: the impl exists but cannot run on this machine (e.g. a
     // build for a SIMD level the CPU lacks): skipped, like an unavailable backend.
     if (ci.code() == StatusCode::kUnavailable) return Step::end_case(Verdict::kSkipped, "impl unavailable: " + ci.message());
