@@ -4,10 +4,12 @@
  * a negative increment from the far end, as the other level-1 routines do, and
  * with INCX = 0 take x(1) n times: ||(1, 2, 3)|| with INCX = -1 is sqrt(14),
  * with INCX = 0 (n = 3) sqrt(3) |x(1)|. OpenBLAS 0.3.21's interface returns 0
- * for INCX <= 0, the pre-3.10 reference rule. Upstream: OpenMathLib/OpenBLAS
+ * for INCX <= 0, the pre-3.10 reference rule. It contradicts what dnrm2.f90
+ * 3.10+ documents under argument INCX (X(1-(n-i)*INCX) = x(i) for INCX < 0;
+ * INCX = 0 "will count x(1) in the vector norm N times"). Upstream: OpenMathLib/OpenBLAS
  * #4186 (negative INCX; PR #4189, #4190, 0.3.24) and #5110 (INCX = 0; PR
- * #5116). kc's suite does not grade this yet: a kc vector has a positive
- * stride (docs/findings.md).
+ * #5116). kc reports it: KC-INC-01 x openblas.snrm2/dnrm2,
+ * CONFIG_DEPENDENT(incx=-1,-3,0) (docs/findings.md).
  *
  * Exits 0 when both calls return 0 (the behaviour reproduces), 1 otherwise.
  */

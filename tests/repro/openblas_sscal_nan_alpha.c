@@ -1,11 +1,13 @@
 /* OpenBLAS 0.3.21 (x86_64): sscal with alpha = NaN stores zeros
- * (KC-SCAL-03 x openblas.sscal, NAN_SWALLOWED at alpha = nan).
+ * (KC-SCAL-02 x openblas.sscal, NAN_SWALLOWED at alpha = nan).
  *
  * The BLAS interface computes x := alpha * x: reference sscal.f (3.11) does
- * SX(I) = SA*SX(I), and NaN * 1 = NaN. OpenBLAS's own zero-fill rule for
- * alpha = 0 (declared scal_alpha_zero = ZERO_FILL) does not cover NaN: NaN is
- * not zero. The x86_64 sscal kernels nevertheless treat a NaN alpha as zero;
- * dscal on the same build propagates the NaN.
+ * SX(I) = SA*SX(I), and NaN * 1 = NaN; OpenBLAS declares that rule
+ * (scal_alpha_zero = MULTIPLY, its upstream's since 0.3.28), and even a
+ * zero-fill at alpha = 0 would not cover NaN: NaN is not zero. The x86_64
+ * sscal kernels nevertheless treat a NaN alpha as zero; dscal on the same
+ * build propagates the NaN. The alpha = 0 zero-fill itself:
+ * openblas_scal_alpha_zero.c.
  *
  * Calls the Fortran interface sscal_/dscal_ as kc does, n = 5 and 1000,
  * x_i = i + 1, alpha = NaN. Prints what came back; exits 0 when sscal
