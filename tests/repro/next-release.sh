@@ -92,6 +92,7 @@ cflags=(-O2 -g -w)
 link_lax=("-Wl,--allow-shlib-undefined")
 cc "${cflags[@]}" "${link_lax[@]}" -o "$work/bin/openblas_sscal_nan_alpha" "$here/openblas_sscal_nan_alpha.c" "$openblas" -lm
 cc "${cflags[@]}" "${link_lax[@]}" -o "$work/bin/openblas_nrm2_nonpositive_inc" "$here/openblas_nrm2_nonpositive_inc.c" "$openblas" -lm
+cc "${cflags[@]}" "${link_lax[@]}" -o "$work/bin/openblas_scal_alpha_zero" "$here/openblas_scal_alpha_zero.c" "$openblas" -lm
 cc "${cflags[@]}" "${link_lax[@]}" -o "$work/bin/openblas_sgemm_alpha_zero" "$here/openblas_sgemm_alpha_zero.c" "$openblas" -lm
 cc "${cflags[@]}" "${link_lax[@]}" -o "$work/bin/blis_nrm2_infinities" "$here/blis_nrm2_infinities.c" "$blis" -lm
 cc "${cflags[@]}" "${link_lax[@]}" -o "$work/bin/blis_sgemm_sup_overread" "$here/blis_sgemm_sup_overread.c" "$blis"
@@ -242,15 +243,17 @@ nrm2_split() {
 
 b=$work/bin
 echo "# next Debian release ($suite) against the kc reproductions; host glibc $host_glibc; $(date -u +%F)"
-run_case "KC-SCAL-03 openblas.sscal NaN alpha (default core)" libopenblas0-pthread "$openblas" '^(OpenBLAS|n = 1000)' \
+run_case "KC-SCAL-02 openblas.sscal NaN alpha (default core)" libopenblas0-pthread "$openblas" '^(OpenBLAS|n = 1000)' \
   -- "$b/openblas_sscal_nan_alpha"
 for core in PRESCOTT SANDYBRIDGE HASWELL ZEN SKYLAKEX; do
-  run_case "KC-SCAL-03 openblas.sscal_core_${core,,} NaN alpha" libopenblas0-pthread "$openblas" '^n = 1000' \
+  run_case "KC-SCAL-02 openblas.sscal_core_${core,,} NaN alpha" libopenblas0-pthread "$openblas" '^n = 1000' \
     OPENBLAS_CORETYPE=$core -- "$b/openblas_sscal_nan_alpha"
 done
 run_case "KC-NRM2-03 blis.snrm2/dnrm2 two infinities" libblis4-openmp "$blis" '^(BLIS|x = \{1, inf)' \
   -- "$b/blis_nrm2_infinities"
-run_case "measured: openblas nrm2 INCX <= 0 returns 0" libopenblas0-pthread "$openblas" '^x = ' \
+run_case "KC-SCAL-02 openblas.sscal/dscal alpha = 0 over NaN/Inf (default core)" libopenblas0-pthread "$openblas" '^alpha = 0' \
+  -- "$b/openblas_scal_alpha_zero"
+run_case "KC-INC-01 openblas nrm2 INCX <= 0 returns 0" libopenblas0-pthread "$openblas" '^x = ' \
   @hook=nrm2_split -- "$b/openblas_nrm2_nonpositive_inc"
 run_case "KC-GEMM-04 blis sgemm sup over-read of C (haswell)" libblis4-openmp "$blis" '^(BLIS arch|m=19|reproduced|not reproduced)' \
   -- "$b/blis_sgemm_sup_overread"
