@@ -140,6 +140,10 @@ struct CheckRequest {
   std::optional<std::int64_t> sample_index;///< run only this sample (repro)
   std::optional<std::string> config;       ///< run only this config ("K=4096 M=16 dtype=FP32")
   std::string trace_path;                  ///< append JSONL records here (empty = none)
+  /// --resume: continue the run whose trace is trace_path: the cases it records
+  /// since the run began (TRACE.run.json) are read back, not run again; other
+  /// options than that run's are refused (docs/trace.md).
+  bool resume = false;
   bool progress = false;                   ///< progress line on stderr
   isolate::Mode isolation = isolate::Mode::kProcess;  ///< --isolate=process|none
   isolate::Limits limits;                  ///< --timeout, --memory-limit (per kernel call)
@@ -188,13 +192,18 @@ struct CheckResult {
   /// Run-wide notes, each also said once on stderr: what the memory budget
   /// changed (fewer jobs at once, a lower per-worker limit), and how it is held.
   std::vector<std::string> notes;
+  /// SIGINT or SIGTERM stopped the run (kc/interrupt.h): `cases` holds only
+  /// what finished before it; exit code ExitCode::kInterrupted.
+  bool interrupted = false;
+  std::size_t planned = 0;   ///< cases in the run's plan
+  std::size_t resumed = 0;   ///< of `cases`, read back from the trace (--resume)
   /// Cases judged: conforming, violation or error verdicts.
   std::size_t judged() const;
   /// Why the run judged nothing ("0 of 12 cases judged: 10 not_applicable, 2
   /// skipped"); empty when some case was judged.
   std::string nothing_judged() const;
   /// kc/exit_code.h: 3 a file kc could not write, 2 contract or selection
-  /// error, 1 some violation (or error verdict), 4 no case judged (unless
+  /// error, 130 interrupted, 1 some violation (or error verdict), 4 no case judged (unless
   /// allow_empty), else 0.
   int exit_code() const;
 };

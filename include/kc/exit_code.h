@@ -14,6 +14,9 @@ enum class ExitCode : int {
   kUsage = 2,          ///< usage error, a selection that matches nothing, a malformed contract
   kInternal = 3,       ///< kc itself failed (a report or trace it could not write)
   kNothingJudged = 4,  ///< the run judged no case (all not_applicable / under_specified / skipped)
+  /// SIGINT or SIGTERM stopped the run (128 + SIGINT, the shell's own code for
+  /// Ctrl-C, for either signal): what it recorded stays valid and --resume continues it.
+  kInterrupted = 130,
 };
 
 std::span<const EnumEntry<ExitCode>> exit_code_table();

@@ -33,6 +33,22 @@ class TraceWriter {
   std::string last_hash_;
 };
 
+/// One record of a trace: its body (case_json's text) and its hash.
+struct TraceRecord {
+  std::string body;
+  std::string hash;
+};
+/// Every record of a trace whose chain holds, in order (an error names the
+/// first line that breaks it). With cut_note (--resume), a last line without
+/// its newline, the mark of a write killed part-way, is cut off the file
+/// first and *cut_note says so; without it such a line is an error.
+Result<std::vector<TraceRecord>> read_trace_records(const std::string& path, std::string* cut_note);
+
+/// A verdict record read back from its JSON body (case_json's form): every
+/// field case_json writes, so reports rendered from it equal the original's.
+/// `where` prefixes errors ("trace.jsonl:12").
+Result<engine::CaseResult> case_from_json(const std::string& body, const std::string& where);
+
 /// Verifies a trace's chain; returns the number of records or the first broken line.
 Result<std::size_t> verify_trace(const std::string& path);
 

@@ -1,11 +1,15 @@
 // kc — a check run: load contracts, select impls, run every case, record each
 // verdict in the trace as soon as it exists.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
+#include "engine/resume.h"
 #include "engine/sample_cache.h"
 #include "engine/schedule.h"
 #include "engine/select.h"
 #include "kc/engine.h"
+#include "kc/interrupt.h"
 #include "kc/report.h"
 
 namespace kc::engine {
@@ -34,12 +38,45 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   const std::vector<std::string>& suite_impls = suite ? suite->impls : no_filter;
 
   std::optional<report::TraceWriter> trace;
+  // --resume: the cases the interrupted run recorded, read back (a truncated
+  // last line is cut off first); other options than that run's are refused.
+  std::optional<Resumed> resumed;
+  if (request.resume) {
+    auto r = read_resume(request);
+    if (!r.ok()) {
+      if (r.status().code() == StatusCode::kInternal) {
+        result.write_errors.push_back(r.status().message());
+        return result;
+      }
+      lang::Diagnostic d;
+      d.severity = lang::Diagnostic::Severity::kError;
+      d.loc.file = request.trace_path;
+      d.message = "cannot resume: " + r.status().message();
+      result.diagnostics.push_back(d);
+      return result;
+    }
+    resumed = std::move(r).value();
+    for (const auto& n : resumed->notes) {
+      std::fprintf(stderr, "kc: %s\n", n.c_str());
+      result.notes.push_back(n);
+    }
+  }
   if (!request.trace_path.empty()) {
     auto t = report::TraceWriter::open(request.trace_path);
     if (t.ok()) {
       trace = std::move(t).value();
       result.trace_path = request.trace_path;
       result.trace_last_hash = trace->last_hash();
+      // A new run records where in the trace it begins and what decides its
+      // cases (TRACE.run.json), so that --resume can continue it after a kill.
+      if (!request.resume) {
+        auto count = report::verify_trace(request.trace_path);
+        Status s = count.ok() ? write_run_state(request, *count, trace->last_hash()) : count.status();
+        if (!s.ok()) {
+          result.write_errors.push_back(s.message());
+          return result;
+        }
+      }
     } else if (t.status().code() == StatusCode::kInternal) {
       // The file system refused (read-only, full, EIO): kc failed, not the input.
       result.write_errors.push_back(t.status().message());
@@ -93,16 +130,59 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   const std::size_t total = jobs.size();
   std::vector<CaseResult> results(total);
   result.cases.reserve(total);
+  result.planned = total;
+  // from_trace[i]: the case was recorded by the run being resumed. not_run[i]:
+  // it did not finish before SIGINT/SIGTERM (a case running then had its
+  // worker killed: its result is not a verdict), so it is neither recorded nor reported.
+  std::vector<char> from_trace(total, 0), not_run(total, 0);
+  if (resumed) {
+    std::map<std::pair<std::string, std::string>, std::size_t> index;
+    for (std::size_t i = 0; i < total; ++i)
+      index.emplace(std::make_pair(loaded.contracts[jobs[i].contract].id, jobs[i].entry->impl->declaration().name), i);
+    for (CaseResult& c : resumed->cases) {
+      std::string problem;
+      const auto it = index.find({c.contract_id, c.impl});
+      if (it == index.end()) {
+        problem = "the trace records " + c.contract_id + " x " + c.impl + ", which this run's selection does not hold";
+      } else if (const std::string h = loaded.contracts[jobs[it->second].contract].content_hash(); h != c.contract_hash) {
+        problem = c.contract_id + " changed since the interrupted run recorded it (contract hash " +
+                  c.contract_hash.substr(0, 12) + "..., now " + h.substr(0, 12) + "...)";
+      } else if (c.seed != request.seed) {
+        problem = "the trace records " + c.contract_id + " x " + c.impl + " with another seed";
+      }
+      if (!problem.empty()) {
+        lang::Diagnostic d;
+        d.severity = lang::Diagnostic::Severity::kError;
+        d.loc.file = request.trace_path;
+        d.message = "cannot resume: " + problem + "; its records would mix two runs: start a new run (another --out or --trace)";
+        result.diagnostics.push_back(d);
+        return result;
+      }
+      if (from_trace[it->second]) continue;  // a case recorded twice: the first record stands
+      from_trace[it->second] = 1;
+      results[it->second] = std::move(c);
+      ++result.resumed;
+    }
+  }
   const int jobs_at_once = budgeted_jobs(effective_jobs(request.jobs), request, &result.notes);
   run_ordered(
       total, jobs_at_once,
       [&](std::size_t i) { return !case_schedule(loaded.contracts[jobs[i].contract], *jobs[i].entry->impl, request).parallel; },
       [&](std::size_t i) {
+        if (from_trace[i]) return;
+        // After Ctrl-C no case starts, and one that was running when it came
+        // is not a verdict (its worker was killed).
+        if (interrupted()) {
+          not_run[i] = 1;
+          return;
+        }
         const Job& j = jobs[i];
         results[i] = run_case(loaded.contracts[j.contract], loaded.files[j.contract], *j.entry->impl,
                               j.entry->info ? *j.entry->info : kUnknown, request);
+        if (interrupted()) not_run[i] = 1;
       },
       [&](std::size_t i) {
+        if (not_run[i]) return;
         CaseResult& r = results[i];
         if (request.progress) {
           std::fprintf(stderr, "\r[%zu/%zu] %-12s %-28s %s\033[K", i + 1, total, r.contract_id.c_str(),
@@ -111,7 +191,7 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
         }
         // Not-applicable pairs are the bulk of a cross product; they are kept in
         // the result (the matrix shows them) but not in the trace.
-        if (trace && r.verdict != Verdict::kNotApplicable) {
+        if (trace && r.verdict != Verdict::kNotApplicable && !from_trace[i]) {
           if (Status s = trace->append(r); !s.ok()) {
             // A record that could not be written ends the trace for this run:
             // records after a hole would read as a complete chain.
@@ -124,6 +204,7 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
         result.cases.push_back(std::move(r));
       });
   if (request.progress && total > 0) std::fprintf(stderr, "\r\033[K");
+  result.interrupted = std::any_of(not_run.begin(), not_run.end(), [](char c) { return c != 0; });
   result.reuse = request.sample_cache->stats();
   return result;
 }

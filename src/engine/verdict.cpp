@@ -43,6 +43,7 @@ std::string CheckResult::nothing_judged() const {
 int CheckResult::exit_code() const {
   if (!write_errors.empty()) return exit_value(ExitCode::kInternal);
   if (any_error(diagnostics)) return exit_value(ExitCode::kUsage);
+  if (interrupted) return exit_value(ExitCode::kInterrupted);
   for (const auto& c : cases)
     if (c.verdict == Verdict::kViolation || c.verdict == Verdict::kError) return exit_value(ExitCode::kViolation);
   if (!allow_empty && judged() == 0) return exit_value(ExitCode::kNothingJudged);

@@ -41,6 +41,7 @@
 #include "isolate/sandbox.h"
 #include "kc/canary.h"
 #include "kc/child.h"
+#include "kc/interrupt.h"
 #include "kc/memcheck.h"
 #include "kc/signature.h"
 
@@ -846,6 +847,8 @@ Status Worker::prepare(const Call& call) {
     child_->stop(1.0);
     child_.reset();
   }
+  // After Ctrl-C (or SIGTERM) no worker starts: the case ends now, and is not recorded.
+  if (kc::interrupted()) return {StatusCode::kUnavailable, "kc was interrupted (SIGINT or SIGTERM)"};
   // What every worker of this impl would load again (libtorch), mapped once in
   // kc, while no other thread forks: a worker forked in the middle of a dlopen
   // would inherit the loader's lock held, and its own dlopen would wait for ever.

@@ -78,6 +78,7 @@ void write_case(JsonWriter& w, const engine::CaseResult& c) {
   w.field("max", e.max);
   w.field("p99", e.p99);
   w.field("mean", e.mean);
+  w.field("p50", e.p50);
   w.field("elements", e.elements);
   w.field("failures", e.failures);
   w.key("worst");
@@ -118,6 +119,26 @@ void write_case(JsonWriter& w, const engine::CaseResult& c) {
   w.field("input_hash", c.input_hash);
   w.field("repro", c.repro);
   w.field("seconds", c.seconds);
+  // What run records (record.json) carry besides the verdict, so a case read
+  // back from the trace (--resume) gives the same reports and record.
+  w.field("output_hash", c.output_hash);
+  w.key("covers").begin_array();
+  for (const auto& s : c.covers) w.value(s);
+  w.end_array();
+  w.key("facts").begin_object();
+  for (const auto& [k, v] : c.facts) w.field(k, v);
+  w.end_object();
+  w.key("timing");
+  if (c.timing) {
+    w.begin_object();
+    w.field("config", c.timing->config).field("sample", c.timing->sample).field("cold_s", c.timing->cold_s);
+    w.key("warm_s").begin_array();
+    for (double t : c.timing->warm_s) w.value(t);
+    w.end_array();
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.field("time", utc_timestamp());
   w.field("host", host_name());
   w.field("kc_version", kKcVersion);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -285,6 +286,39 @@ Status TraceWriter::append_body(const std::string& body) {
   if (::close(fd) != 0) return internal_error(path_ + ": close: " + errno_text());
   last_hash_ = hash;
   return ok_status();
+}
+
+Result<std::vector<TraceRecord>> read_trace_records(const std::string& path, std::string* cut_note) {
+  const int fd = ::open(path.c_str(), cut_note ? O_RDWR | O_CLOEXEC : O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return not_found(path + ": cannot open trace: " + errno_text());
+  FdCloser closer{fd};
+  // The same lock append takes: nothing is appended while the tail is cut.
+  while (flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) return internal_error(path + ": flock: " + errno_text());
+  }
+  KC_ASSIGN_OR_RETURN(std::string data, read_from(fd, path, 0));
+  if (!data.empty() && data.back() != '\n' && cut_note) {
+    // A kill during a record's write: the partial line is no record (its
+    // hash cannot hold), and the run that wrote it never counted it as done.
+    const std::size_t nl = data.rfind('\n');
+    const std::size_t keep = nl == std::string::npos ? 0 : nl + 1;
+    const std::size_t line_no = static_cast<std::size_t>(std::count(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(keep), '\n')) + 1;
+    if (ftruncate(fd, static_cast<off_t>(keep)) != 0) return internal_error(path + ": ftruncate: " + errno_text());
+    if (fsync(fd) != 0) return internal_error(path + ": fsync: " + errno_text());
+    *cut_note = path + ":" + std::to_string(line_no) + ": cut off a truncated last line (" +
+                std::to_string(data.size() - keep) + " bytes without a newline: a write the interrupted run did not finish)";
+    data.resize(keep);
+  }
+  KC_RETURN_IF_ERROR(walk_chain(data, path, nullptr).status());
+  std::vector<TraceRecord> out;
+  for (std::size_t pos = 0; pos < data.size();) {
+    const std::size_t nl = data.find('\n', pos);
+    auto parsed = parse_line(std::string_view(data).substr(pos, nl - pos));
+    KC_CHECK(parsed.ok());  // walk_chain accepted every line
+    out.push_back({std::move(parsed->body), std::move(parsed->hash)});
+    pos = nl + 1;
+  }
+  return out;
 }
 
 Result<std::size_t> verify_trace(const std::string& path) {

@@ -1,6 +1,7 @@
 // kc — the command-line shell. Parses flags, calls the library, prints.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "kc/diff.h"
 #include "kc/engine.h"
 #include "kc/exit_code.h"
+#include "kc/interrupt.h"
 #include "kc/graph.h"
 #include "kc/ladder.h"
 #include "kc/lang.h"
@@ -105,6 +107,11 @@ options (check, grade, calibrate):
   --sample I           run only sample I of each config (used by repro lines)
   --format F           table (default) | json | junit | md | html (one self-contained file)
   --trace FILE         append one hash-chained JSON line per verdict
+  --resume DIR|FILE    continue a run that was killed or interrupted (Ctrl-C): grade: its --out
+                       DIR; check: its trace FILE (or a DIR holding trace.jsonl). Cases the trace
+                       records are read back, not run again; the chain continues; the reports
+                       equal an uninterrupted run's. Give the run's own options: another --seed,
+                       --samples, selection or contract text is refused (exit 2; docs/trace.md)
   --out DIR            (grade) directory for report.json, report.junit.xml, report.md, report.html,
                        trace.jsonl, record.json
   --no-color           never colour the table
@@ -177,6 +184,7 @@ struct Args {
   std::string to;
   std::string out = "kc-report";
   bool out_given = false;                 ///< --out given (check writes its run record there)
+  std::string resume;                     ///< --resume DIR|FILE
   std::string baseline, fail_on, junit, html;  ///< --baseline, --fail-on, --junit, --html
   bool color = isatty(STDOUT_FILENO) != 0;
   bool format_given = false;
@@ -289,6 +297,8 @@ int parse_args(int argc, char** argv, Args* a) {
                            "' (table | json | junit | md | html; graph: mermaid | dot | json)");
     } else if (s == "--trace") {
       if (!value(&a->request.trace_path)) return usage_error("--trace needs a file");
+    } else if (s == "--resume") {
+      if (!value(&a->resume)) return usage_error("--resume needs the run's --out DIR (grade) or trace FILE (check)");
     } else if (s == "--out") {
       if (!value(&a->out)) return usage_error("--out needs a directory");
       a->out_given = true;
@@ -522,8 +532,48 @@ int run_under_valgrind(const Args& a, CheckResult& r) {
   return -1;
 }
 
+/// --resume DIR|FILE: the run's report directory and trace (docs/trace.md).
+int resolve_resume(Args& a, bool grade) {
+  std::error_code ec;
+  const bool dir = grade || std::filesystem::is_directory(a.resume, ec);
+  const std::string trace = dir ? a.resume + "/trace.jsonl" : a.resume;
+  if (dir) {
+    if (a.out_given && a.out != a.resume)
+      return usage_error("--resume " + a.resume + " continues the run written to that directory; drop --out " + a.out);
+    a.out = a.resume;
+    a.out_given = true;
+  }
+  if (!a.request.trace_path.empty() && a.request.trace_path != trace)
+    return usage_error("--resume continues the trace " + trace + "; drop --trace " + a.request.trace_path);
+  a.request.trace_path = trace;
+  a.request.resume = true;
+  return -1;
+}
+
+/// The command that continues an interrupted run: this one, with --resume TARGET.
+std::string resume_command(const Args& a, const std::string& target) {
+  const auto quote = [](const std::string& s) {
+    if (!s.empty() && s.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;!#~") == std::string::npos) return s;
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string cmd = "kc";
+  for (std::size_t i = 0; i < a.argv.size(); ++i) {
+    if (a.argv[i] == "--resume") {
+      ++i;
+      continue;
+    }
+    if (a.argv[i].rfind("--resume=", 0) == 0) continue;
+    cmd += " " + quote(a.argv[i]);
+  }
+  return cmd + " --resume " + quote(target);
+}
+
 int cmd_check(Args& a, bool grade) {
   a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
+  if (!a.resume.empty())
+    if (int rc = resolve_resume(a, grade); rc >= 0) return rc;
   if (!a.affected.empty())
     if (int rc = select_affected(a); rc >= 0) return rc;
   a.request.progress = isatty(STDERR_FILENO) != 0;
@@ -558,6 +608,8 @@ int cmd_check(Args& a, bool grade) {
     if (!b.ok()) return usage_error("--baseline " + b.status().message());
     baseline = std::move(*b);
   }
+  // Ctrl-C (or SIGTERM): no new case starts, workers end, the trace keeps whole records.
+  kc::install_interrupt_handlers();
   CheckResult r = kc::engine::run_check(a.request);
   if (r.cases.empty() && !r.write_errors.empty()) {  // the trace could not be opened: nothing ran
     for (const auto& e : r.write_errors) std::cerr << "kc: cannot write " << e << "\n";
@@ -568,6 +620,23 @@ int cmd_check(Args& a, bool grade) {
     for (const auto& d : r.diagnostics) std::cerr << d.render();
     if (!grade && a.format != "table") std::cout << render(r, a.format, a.color);
     return kExitUsage;
+  }
+  if (r.interrupted) {
+    // No reports: they would hold part of the run. The trace holds what finished.
+    const int sig = kc::interrupt_signal();
+    std::cerr << "kc: interrupted by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ": " << r.cases.size() << " of "
+              << r.planned << " cases finished";
+    if (r.resumed > 0) std::cerr << " (" << r.resumed << " read back from the trace)";
+    std::cerr << "; no report written\n";
+    for (const auto& e : r.write_errors) std::cerr << "kc: cannot write " << e << "\n";
+    if (!r.trace_path.empty()) {
+      std::cerr << "kc: trace " << r.trace_path << " last hash " << r.trace_last_hash << "\n";
+      std::cerr << "kc: continue with: " << resume_command(a, grade ? a.out : r.trace_path) << "\n";
+    } else {
+      std::cerr << "kc: no --trace was written, so nothing can be resumed: run it again (with --trace FILE to make "
+                   "it resumable)\n";
+    }
+    return r.exit_code();
   }
   if (a.sanitizer)
     if (int rc = run_under_sanitizer(a, r); rc >= 0) return rc;
