@@ -48,6 +48,11 @@ constexpr WordInfo kProbes[] = {
      "nrm2, norm2, rmsnorm, layernorm"},
     {"oob", "(i, ...)", "index arrays mixing in-range and out-of-range values (-1, -bound, bound, bound + 10)",
      "indexing ops (gather, embedding, index_select, scatter_add)"},
+    {"accumulator_bits", "",
+     "row r of op(A) is 1, then K - 2 copies of 2^-(r+1), then -1; op(B) is all ones: the exact row sum (K - 2) "
+     "2^-(r+1) survives a sequential accumulator of p significant bits for r + 1 < p and is 0 beyond, so the rows "
+     "read off how many bits the impl's accumulator keeps (named against the declared one on a failure)",
+     "matmul (K >= 3)"},
 };
 
 // What `compute STAT` may name: the engine decides on max, p99 or mean of the

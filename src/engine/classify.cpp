@@ -437,6 +437,11 @@ void classify_accumulator_precision(const Op& op, const Call& inputs, const Obse
   auto mag = op.magnitude(inputs, obs.output);
   if (!mag.ok() || mag->size() < obs.got.size()) return;
   for (DType t : {DType::kBF16, DType::kF16}) {
+    // Outputs on t's grid within a t accumulation's bound are the evidence; an
+    // output format no wider than t puts every output on that grid, so there
+    // the grid proves nothing (the accumulator_bits probe measures the
+    // accumulator instead).
+    if (dtype_info(obs.dtype).mantissa_bits <= dtype_info(t).mantissa_bits) continue;
     std::size_t ref_on_grid = 0;
     bool explained = true;
     double worst = 0;
@@ -462,6 +467,52 @@ void classify_accumulator_precision(const Op& op, const Call& inputs, const Obse
                      "): the sum was accumulated in " + name);
     return;
   }
+}
+
+/// Under the accumulator_bits probe (a matmul whose row r sums 1, K - 2 copies
+/// of 2^-(r+1) and -1): the rows whose small terms survived give the bits the
+/// accumulator keeps. Named when that is fewer than the declared accumulator's.
+void classify_accumulator_bits(const Op& op, const Call& inputs, const Observation& obs,
+                               std::vector<Signature>* sigs, std::vector<std::string>* notes) {
+  if (obs.probe != "accumulator_bits" || op.name() != "matmul" || obs.got.size() != obs.ref.size()) return;
+  const std::int64_t m = inputs.get_int("M", 64), n = inputs.get_int("N", 64), k = inputs.get_int("K", 64);
+  if (m < 1 || n < 1 || k < 3 || static_cast<std::int64_t>(obs.got.size()) < m * n) return;
+  // Row r's exact result is (K - 2) 2^-(r+1) (0: a row the formats cannot hold).
+  // kept: the first row, in order, whose small terms were lost, is at 2^-p.
+  int probed = 0, lost_at = 0, last_kept = 0;
+  for (std::int64_t r = 0; r < m && lost_at == 0; ++r) {
+    const double exact = obs.ref[static_cast<std::size_t>(r * n)];
+    if (exact == 0) continue;
+    ++probed;
+    bool kept = true;
+    for (std::int64_t j = 0; j < n && kept; ++j) {
+      const double got = obs.got[static_cast<std::size_t>(r * n + j)];
+      kept = std::isfinite(got) && std::fabs(got - exact) <= 0.5 * exact;
+    }
+    if (kept) last_kept = static_cast<int>(r + 1);
+    else lost_at = static_cast<int>(r + 1);
+  }
+  if (probed == 0 || lost_at == 0) return;  // nothing lost: as wide as the probe reaches
+  const int bits = lost_at;                  // 1 + 2^-bits rounds to 1: bits significant bits
+  const DType declared = inputs.config.accumulator ? *inputs.config.accumulator : DType::kF32;
+  const int declared_bits = dtype_info(declared).mantissa_bits + 1;
+  if (bits >= declared_bits) return;
+  // The format whose significand the measurement matches (one bit of slack
+  // for the order of the sum); a count between formats is named in bits (a
+  // blocked sum keeps a few more bits than its partials' format).
+  std::string name = std::to_string(bits) + "-bit";
+  for (DType t : {DType::kFP8E5M2, DType::kFP8E4M3, DType::kBF16, DType::kF16}) {
+    const int p = dtype_info(t).mantissa_bits + 1;
+    if (bits == p || bits == p + 1) {
+      name = std::string(dtype_info(t).short_name) + (t == DType::kF16 ? "|tf32" : "");
+      break;
+    }
+  }
+  sigs->push_back({sig::kAccumulatorPrecision, {name}});
+  notes->push_back("accumulator_bits probe: 1 + 2^-j kept its small terms up to j = " + std::to_string(last_kept) +
+                   " and lost them at j = " + std::to_string(lost_at) + ": the accumulator keeps about " +
+                   std::to_string(bits) + " significant bits (" + name + "), where the declared " +
+                   std::string(dtype_name(declared)) + " keeps " + std::to_string(declared_bits));
 }
 
 void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options,
@@ -505,6 +556,9 @@ void classify_failure(const Op& op, const Call& inputs, const OracleOptions& opt
   using Classifier = void (*)(const Op&, const Call&, const OracleOptions&, const Observation&,
                               std::vector<Signature>*, std::vector<std::string>*);
   static constexpr Classifier kTable[] = {
+      // A probe's own reading comes first: its zeros are what it measures.
+      [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
+         std::vector<std::string>* n) { classify_accumulator_bits(op, in, o, s, n); },
       [](const Op&, const Call&, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
          std::vector<std::string>* n) { classify_values(o, s, n); },
       classify_fingerprint,

@@ -34,6 +34,8 @@ struct Observation {
   /// that tensor underflows (a row of tiny values beside a scale of order 1,
   /// as in rmsnorm).
   double least_input_max_abs = 0;
+  /// The probe the sample's inputs carry (`inject NAME`), empty for random inputs.
+  std::string probe;
 };
 
 /// Pure-pattern detectors over one observation (no re-execution). Each
@@ -65,6 +67,13 @@ void classify_wire_precision(const Op& op, const Call& inputs, const Observation
 /// integer data, the bound alone a dropped term of a short sum.
 void classify_accumulator_precision(const Op& op, const Call& inputs, const Observation& obs,
                                     std::vector<Signature>* signatures, std::vector<std::string>* notes);
+
+/// Under the accumulator_bits probe (matmul): the first row whose small terms
+/// were lost gives the significant bits the accumulator keeps; named
+/// ACCUMULATOR_PRECISION(format) when that is fewer than the declared
+/// accumulator's (the config's). Works for any output format, bf16 included.
+void classify_accumulator_bits(const Op& op, const Call& inputs, const Observation& obs,
+                               std::vector<Signature>* signatures, std::vector<std::string>* notes);
 
 /// Alternative semantics: re-runs the oracle with another value of a
 /// semantic parameter (e.g. activation gelu_tanh where gelu_erf is

@@ -525,6 +525,7 @@ class NumericJudge final : public Judge {
       obs.allowed = std::move(allowed);
       obs.unwritten = std::move(unwritten);
       obs.signed_zeros = signed_zeros(c.contract.tolerance, s.call.config.dtype);
+      if (c.plan.probe) obs.probe = c.plan.probe->name;
       describe_inputs(s.inputs, &obs);
       c.ev.first_failure = std::move(obs);
       c.ev.first_failure_inputs = s.inputs;

@@ -63,6 +63,34 @@ double op_b(const Tensor& b, const Problem& p, std::int64_t k, std::int64_t j) {
   return p.tb ? load_rc(b, j, k) : load_rc(b, k, j);
 }
 
+/// The accumulator_bits probe: op(A) row r = (1, s_r, ..., s_r, -1) with
+/// s_r = 2^-(r+1) and K - 2 copies of s_r, op(B) all ones, C zero. Summed in
+/// order by an accumulator of p significant bits, 1 + s_r is exact while
+/// r + 1 < p and rounds back to 1 from r + 1 = p on (a tie goes to the even 1),
+/// so the row's result is its exact (K - 2) s_r or 0. Rows whose s_r or exact
+/// sum the input or output format cannot hold exactly are left zero.
+Status accumulator_bits_probe(Call& call, const Problem& p) {
+  if (p.k < 3) return invalid_argument("probe accumulator_bits needs K >= 3 (a 1, small terms and a -1)");
+  Tensor& a = call.t("A");
+  Tensor& b = call.t("B");
+  Tensor& c = call.t("C");
+  a.fill_storage(0.0);
+  c.fill_storage(0.0);
+  for (std::int64_t kk = 0; kk < p.k; ++kk)
+    for (std::int64_t j = 0; j < p.n; ++j) b.set(p.tb ? j * p.k + kk : kk * p.n + j, 1.0);
+  const DType in = a.dtype(), out = c.dtype();
+  for (std::int64_t r = 0; r < p.m; ++r) {
+    const double s = std::ldexp(1.0, -static_cast<int>(std::min<std::int64_t>(r + 1, 1000)));
+    const double exact = static_cast<double>(p.k - 2) * s;
+    if (round_to(s, in) != s || round_to(exact, out) != exact || exact < dtype_info(out).min_normal) continue;
+    auto a_at = [&](std::int64_t kk) { return p.ta ? kk * p.m + r : r * p.k + kk; };
+    a.set(a_at(0), 1.0);
+    for (std::int64_t kk = 1; kk + 1 < p.k; ++kk) a.set(a_at(kk), s);
+    a.set(a_at(p.k - 1), -1.0);
+  }
+  return ok_status();
+}
+
 class MatmulOp final : public Op {
  public:
   // ---- signature/params
@@ -144,6 +172,7 @@ class MatmulOp final : public Op {
       }
       return ok_status();
     }
+    if (probe.name == "accumulator_bits") return accumulator_bits_probe(call, p);
     return detail::apply_generic_probe(call, probe, rng, targets, accumulation_length(call));
   }
 
