@@ -2,6 +2,7 @@
 // verdict in the trace as soon as it exists.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "engine/resume.h"
@@ -69,7 +70,9 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
       result.trace_last_hash = trace->last_hash();
       // A new run records where in the trace it begins and what decides its
       // cases (TRACE.run.json), so that --resume can continue it after a kill.
-      if (!request.resume) {
+      // (Not for a device such as /dev/full: it holds no records to resume.)
+      std::error_code ec;
+      if (!request.resume && std::filesystem::is_regular_file(request.trace_path, ec)) {
         auto count = report::verify_trace(request.trace_path);
         Status s = count.ok() ? write_run_state(request, *count, trace->last_hash()) : count.status();
         if (!s.ok()) {

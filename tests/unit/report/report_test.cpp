@@ -726,4 +726,51 @@ TEST(WriteFile, FailsCleanlyOnAnUnwritablePath) {
   EXPECT_FALSE(report::write_file(dir + "/x/report.json", "x").ok());
 }
 
+
+// --resume reads a trace's records back: every field case_json writes survives.
+TEST(CaseFromJson, ARecordReadBackWritesTheSameBody) {
+  CaseResult c = make_case("C-PRC-01", "calib.matmul_fp16acc", Verdict::kViolation);
+  kc::Signature two;
+  two.name = "GUARD_OVERWRITTEN";
+  two.args = {"C", "after"};
+  c.signatures.push_back(two);
+  c.evidence.p50 = 0.125;
+  c.evidence.max = std::numeric_limits<double>::infinity();
+  c.evidence.method = "full_oracle";
+  c.evidence.per_config.push_back({"K=4096 M=16 dtype=FP32", 3.2e4, 12, 0.5, 4096, 12, ""});
+  c.evidence.per_config.push_back({"K=7", 0, 0, 0, 0, 0, "skipped: \"quoted\"\tnote\x01"});
+  c.output_hash = std::string(64, 'e');
+  c.covers = {"numeric", "exceptional"};
+  c.facts = {{"accumulator", "FP16"}, {"isa", "avx2"}};
+  c.timing = CaseResult::Timing{"K=7", 2, 1.5e-3, {1e-4, 2e-4}};
+  c.reason = "naïve: 12 of 4096 \\ elements";
+  const std::string body = report::case_json(c);
+  auto back = report::case_from_json(body, "t.jsonl:1");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(report::case_json(*back), body);
+  ASSERT_EQ(back->signatures.size(), 2u);
+  EXPECT_EQ(back->signatures[1].args, (std::vector<std::string>{"C", "after"}));
+  EXPECT_EQ(back->seed, 0x6b63u);
+  EXPECT_FALSE(report::case_from_json("{\"contract\":\"C\"}", "t.jsonl:9").ok());
+}
+
+TEST(Trace, ReadForResumeCutsATruncatedLastLineAndSaysSo) {
+  const std::string path = temp_path("resume.jsonl");
+  auto w = report::TraceWriter::open(path);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(w->append(make_case("C-1", "a", Verdict::kConforming)).ok());
+  ASSERT_TRUE(w->append(make_case("C-2", "a", Verdict::kViolation)).ok());
+  const std::string whole = read_all(path);
+  write_all(path, whole + "{\"prev\":\"00");
+  std::string note;
+  EXPECT_FALSE(report::read_trace_records(path, nullptr).ok()) << "without cut_note a cut line is an error";
+  auto recs = report::read_trace_records(path, &note);
+  ASSERT_TRUE(recs.ok()) << recs.status().message();
+  EXPECT_EQ(recs->size(), 2u);
+  EXPECT_NE(note.find(":3: cut off a truncated last line (11 bytes"), std::string::npos) << note;
+  EXPECT_EQ(read_all(path), whole);
+  EXPECT_EQ((*recs)[1].hash, w->last_hash());
+  EXPECT_TRUE(report::TraceWriter::open(path).ok());
+}
+
 }  // namespace
