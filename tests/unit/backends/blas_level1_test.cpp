@@ -366,6 +366,33 @@ TEST(BlasLevel1Contracts, ReductionsPropagateNaNAndInf) {
   }
 }
 
+// The increment contracts separate their trios' bad and good kernels (the
+// calibration suite checks the baselines too): an ignored sign, the pre-3.10
+// nrm2 rule, and each nonpositive_inc rule kept or broken.
+TEST(BlasLevel1Contracts, IncrementContractsCatchTheirBadKernels) {
+  const struct {
+    const char* id;
+    const char* bad;
+    const char* good;
+  } trios[] = {
+      {"KC-INC-01", "calib.nrm2_quick_return_inc", "calib.nrm2_blue"},
+      {"KC-INC-02", "calib.dot_stride_only", "calib.dot_blas"},
+      {"KC-INC-03", "calib.asum_walk_as_quick", "calib.asum_quick_return"},
+      {"KC-INC-04", "calib.scal_walk_as_quick", "calib.scal_quick_return"},
+      {"KC-INC-05", "calib.asum_quick_as_walk", "calib.asum_walk"},
+      {"KC-INC-06", "calib.scal_walk_once", "calib.scal_walk"},
+  };
+  for (const auto& t : trios) {
+    const auto bad = verdicts(t.id, t.bad);
+    ASSERT_EQ(bad.size(), 1u) << t.id;
+    EXPECT_EQ(bad.begin()->second.verdict, engine::Verdict::kViolation) << describe(bad.begin()->second);
+    const auto good = verdicts(t.id, t.good);
+    ASSERT_EQ(good.size(), 1u) << t.id;
+    backend_test::expect_conforming(good.begin()->second);
+  }
+  EXPECT_TRUE(has_signature(verdicts("KC-INC-01", "calib.nrm2_quick_return_inc").begin()->second, "CONFIG_DEPENDENT"));
+}
+
 // The declared first-NaN rule of BLIS, and OpenBLAS's unspecified one: BLIS
 // conforms to KC-IAMAX-03; no NaN contract applies to OpenBLAS's i?amax.
 TEST(BlasLevel1Contracts, IamaxNaNRulesAsDeclared) {
