@@ -1,4 +1,4 @@
-// kc — the trios of the complex BLAS contracts (contracts/blas/KC-CDOT-01,
+// kc — the trios of the complex BLAS contracts (contracts/blas/KC-CDOT-01/02,
 // KC-CSCAL-01..03, KC-CIAMAX-01/02, KC-CGEMV-01/02, KC-CGEMM-01/02): complex
 // kernels in FP32 (c) and FP64 (z) components over the ops' (re, im) storage
 // (src/ops/complex/complex.h), each a plain loop in the working precision or
@@ -6,6 +6,7 @@
 //   calib.cdot_loop              sum x_i y_i or conj(x_i) y_i, one complex accumulator
 //   calib.cdot_fp16              the same with x and y loaded through fp16
 //   calib.cdot_real_only         baseline: the imaginary part never computed (0)
+//   calib.cdot_skip_nonfinite    nan = IEEE_PROPAGATE declared, non-finite products left out of the sum
 //   calib.cscal_textbook         x := alpha x, textbook product, x kept at alpha = 1 (MULTIPLY)
 //   calib.cscal_bf16_alpha       the same with alpha's parts rounded to bf16
 //   calib.cscal_conj_alpha       baseline: x := conj(alpha) x
@@ -97,7 +98,7 @@ C<T> op_load(const Tensor& t, const std::string& trans, std::int64_t i, std::int
 
 // ---------------------------------------------------------------- cdot
 
-enum class DotDefect { kNone, kFp16, kRealOnly };
+enum class DotDefect { kNone, kFp16, kRealOnly, kSkipNonfinite };
 
 Status cdot_kernel(Call& call, DotDefect defect) {
   return by_dtype(call, "x", [&]<typename T>() {
@@ -110,6 +111,8 @@ Status cdot_kernel(Call& call, DotDefect defect) {
       C<T> xi = vload<T>(x, i, fp16);
       if (conj) xi.im = -xi.im;
       const C<T> p = cmul(xi, vload<T>(y, i, fp16));
+      // A "NaN-safe" sum: terms with a non-finite part are left out.
+      if (defect == DotDefect::kSkipNonfinite && !(std::isfinite(p.re) && std::isfinite(p.im))) continue;
       acc.re += p.re;
       acc.im += p.im;
     }
@@ -240,6 +243,8 @@ void add_complex_impls(ImplList& out) {
       "seeded bug: complex dot with x and y loaded through fp16 (2^-11 per part: within a 1e-2 allclose, far beyond "
       "FP32 accumulation)");
   dot("calib.cdot_real_only", DotDefect::kRealOnly, "baseline: complex dot whose imaginary part is never computed");
+  dot("calib.cdot_skip_nonfinite", DotDefect::kSkipNonfinite,
+      "seeded bug: declares nan = IEEE_PROPAGATE but leaves products with a NaN or Inf part out of the sum");
 
   auto scal = [&](const char* name, ScalRule rule, const char* rule_name, const char* what) {
     Declaration d = complex_decl(name, "cscal", what);

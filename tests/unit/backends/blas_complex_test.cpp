@@ -227,6 +227,7 @@ TEST(BlasComplexFindings, ReferenceAndBlisConformWhereTheirRulesApply) {
   const Row rows[] = {
       {"refblas", "KC-CDOT-01", "dotc"},    {"blis", "KC-CDOT-01", "dotu"},  {"refblas", "KC-CSCAL-02", "scal"},
       {"blis", "KC-CSCAL-03", "scal"},      {"refblas", "KC-CIAMAX-01", "amax"}, {"blis", "KC-CIAMAX-02", "amax"},
+      {"openblas", "KC-CDOT-02", "dotc"},
   };
   for (const Row& r : rows) {
     if (!available(r.backend)) continue;
