@@ -102,6 +102,12 @@ at::Tensor view(const kc_call* call, std::string_view name) {
     case KC_DTYPE_I64:
       st = at::kLong;
       break;
+    case KC_DTYPE_BF16:
+      st = at::kBFloat16;  // kc stores bf16 as the upper 16 bits of a float, as c10::BFloat16 does
+      break;
+    case KC_DTYPE_F16:
+      st = at::kHalf;  // IEEE binary16, as c10::Half
+      break;
     default:
       throw Fail{KC_UNSUPPORTED, "tensor '" + std::string(name) + "' has a dtype this module does not take"};
   }
@@ -197,6 +203,8 @@ struct Entry {
   const char* description;
   Kernel kernel;
   int threads;
+  int32_t dtype = KC_DTYPE_F32;  ///< the data tensors' precision (indices are I64)
+  const char* dtypes = "FP32";
 };
 
 // `source = ...` must hold no comma (the declares list is comma-separated).
@@ -236,6 +244,17 @@ constexpr Entry kEntries[] = {
      "at::var(x, 1, unbiased=false), at::set_num_threads(1)", &run_var, 1},
     {"torch.var_t2", "variance", "accumulator = FP64, " KC_TORCH_COMMON ", threads = 2, reduction_range = SAFE, " KC_TORCH_SRC("torch.var; torch.set_num_threads"),
      "at::var(x, 1, unbiased=false), at::set_num_threads(2)", &run_var, 2},
+    // bf16 tensors: the same ATen functions. The accumulator is what ATen's
+    // OpMathType.h states for reduced-precision inputs ("For FP16 or BFloat16
+    // inputs, ops should perform internal math in FP32": opmath_type<BFloat16>
+    // = float); the docs' "Numerical accuracy" note speaks of reduced-precision
+    // GEMM reductions on CUDA only. KC-GEMM-BF16-02's accumulator_bits probe
+    // measures what the CPU kernels do. (CPU fp16 matmul is not implemented in
+    // 1.13: "addmm_impl_cpu_" not implemented for 'Half'.)
+    {"torch.matmul_bf16", "matmul", "accumulator = FP32, " KC_TORCH_COMMON ", alpha_zero = FORMULA, beta_zero = C_NOT_READ, " KC_TORCH_SRC("torch.matmul on bfloat16 tensors; opmath_type<BFloat16> = float in ATen/OpMathType.h"),
+     "at::matmul(op(A), op(B)) on bf16 tensors; alpha = 1 and beta = 0 only", &run_matmul, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.softmax_bf16", "softmax", "accumulator = FP32, " KC_TORCH_COMMON ", reduction_range = SAFE, " KC_TORCH_SRC("torch.nn.functional.softmax on bfloat16 tensors; native/cpu/SoftMaxKernel.cpp (row max subtracted before exp) in opmath_type float"),
+     "at::softmax(x, -1) on bf16 tensors", &run_softmax, 0, KC_DTYPE_BF16, "BF16"},
 };
 constexpr int kNumEntries = sizeof kEntries / sizeof kEntries[0];
 
@@ -251,8 +270,8 @@ int32_t run_entry(const kc_call* call, char* message, size_t message_size, void*
   for (int32_t i = 0; i < call->num_tensors; ++i) {
     const kc_tensor& t = call->tensors[i];
     const bool index = std::string_view(t.name) == "index";
-    if (t.dtype != (index ? KC_DTYPE_I64 : KC_DTYPE_F32)) {
-      put(message, message_size, std::string(e.name) + " takes FP32 tensors (I64 indices)");
+    if (t.dtype != (index ? KC_DTYPE_I64 : e.dtype)) {
+      put(message, message_size, std::string(e.name) + " takes " + e.dtypes + " tensors (I64 indices)");
       return KC_UNSUPPORTED;
     }
   }
@@ -283,7 +302,7 @@ extern "C" __attribute__((visibility("default"))) const kc_plugin* kc_plugin_ini
   if (g_plugin.abi_version == 0) {
     for (int i = 0; i < kNumEntries; ++i) {
       const Entry& e = kEntries[i];
-      g_impls[i] = kc_impl_desc{e.name, e.op, "FP32", e.declares, e.description, &run_entry,
+      g_impls[i] = kc_impl_desc{e.name, e.op, e.dtypes, e.declares, e.description, &run_entry,
                                 const_cast<Entry*>(&e)};
     }
     g_version = std::string("libtorch ") + TORCH_VERSION;

@@ -142,6 +142,19 @@ TEST(LowPrecision, OnednnBf16MatmulKeepsItsDeclaredAccumulator) {
   EXPECT_EQ(r.verdict, Verdict::kConforming) << r.reason;
 }
 
+// libtorch 1.13's CPU bf16 matmul declares the FP32 of ATen's OpMathType.h;
+// on a sum of three terms the probe measures a bf16 running sum instead (the
+// K = 130 rows keep FP32's width). A measurement of the installed library:
+// a libtorch that sums short products in FP32 fails this test, on purpose.
+TEST(LowPrecision, TorchBf16MatmulShortSumsKeepBf16Width) {
+  const CaseResult r = trio::check_one_in(lowprec("KC-GEMM-BF16-01.kc"), "KC-GEMM-BF16-02", "torch.matmul_bf16");
+  if (r.verdict == Verdict::kSkipped || r.verdict == Verdict::kNotApplicable) GTEST_SKIP() << r.reason;
+  EXPECT_EQ(r.verdict, Verdict::kViolation) << r.reason;
+  ASSERT_FALSE(r.signatures.empty()) << r.reason;
+  EXPECT_EQ(r.signatures.front().to_string(), "ACCUMULATOR_PRECISION(bf16)") << r.reason;
+  EXPECT_NE(r.reason.find("about 8 significant bits"), std::string::npos) << r.reason;
+}
+
 // The numerical and shape attention trios with fewer samples than the
 // contracts' 1024 and 32 (the whole counts, and the determinism trio, run in
 // the calibration suite): the states do not depend on the count.
