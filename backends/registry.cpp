@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <string>
 
@@ -102,6 +103,37 @@ std::vector<BackendInfo> BackendRegistry::infos() {
   return out;
 }
 
+const std::vector<std::string>& overridable_backends() {
+  static const std::vector<std::string> v = {"openblas", "blis", "refblas"};
+  return v;
+}
+
+Result<LibraryOverride> parse_library_override(const std::string& text) {
+  const auto expected = std::string("NAME[@LABEL]=PATH with NAME one of openblas, blis, refblas (e.g. ") +
+                        "blis@next=/opt/blis-1.1/lib/libblis.so.4)";
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return invalid_argument("--library '" + text + "': expected " + expected);
+  LibraryOverride o;
+  std::string name = text.substr(0, eq);
+  o.path = text.substr(eq + 1);
+  if (const auto at = name.find('@'); at != std::string::npos) {
+    o.label = name.substr(at + 1);
+    name.resize(at);
+    if (o.label.empty()) return invalid_argument("--library '" + text + "': empty label after '@'; expected " + expected);
+    for (char ch : o.label)
+      if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-'))
+        return invalid_argument("--library '" + text + "': the label '" + o.label +
+                                "' may hold letters, digits, '_' and '-' only (it becomes part of impl names)");
+  }
+  const auto& known = overridable_backends();
+  if (std::find(known.begin(), known.end(), name) == known.end())
+    return invalid_argument("--library '" + text + "': no backend '" + name + "' loads a library path; expected " +
+                            expected);
+  o.backend = name;
+  return o;
+}
+
 Status register_builtin_backends(BackendRegistry& registry, const BackendOptions& options) {
   using Factory = std::function<std::unique_ptr<Backend>()>;
   // The one table of built-in backends, in `kc backends` order. Registration is
@@ -124,11 +156,26 @@ Status register_builtin_backends(BackendRegistry& registry, const BackendOptions
       [&options] { return backends::make_opencl_user_backend(options.opencl_sources); },
       [&options] { return backends::make_plugin_backend(options.plugin_paths); },
   };
-  for (const Factory& make : table) {
-    std::unique_ptr<Backend> b = make();
+  auto add = [&](std::unique_ptr<Backend> b) -> Status {
     bool wanted = options.only.empty();
     for (const auto& glob : options.only) wanted = wanted || fnmatch(glob.c_str(), std::string(b->name()).c_str(), 0) == 0;
-    if (wanted) KC_RETURN_IF_ERROR(registry.add(std::move(b)));
+    return wanted ? registry.add(std::move(b)) : ok_status();
+  };
+  for (const Factory& make : table) {
+    std::unique_ptr<Backend> b = make();
+    const std::string name(b->name());
+    // --library NAME=PATH: this backend loads PATH instead; NAME@LABEL=PATH: a
+    // second one, right after it, loads PATH beside the default build.
+    std::vector<std::unique_ptr<Backend>> beside;
+    for (const LibraryOverride& o : options.libraries) {
+      if (o.backend != name) continue;
+      auto other = backends::make_blas_backend_at(o.backend, o.label, o.path);
+      if (!other) return invalid_argument("--library " + o.spec() + ": backend " + o.backend + " loads no library");
+      if (o.label.empty()) b = std::move(other);
+      else beside.push_back(std::move(other));
+    }
+    KC_RETURN_IF_ERROR(add(std::move(b)));
+    for (auto& other : beside) KC_RETURN_IF_ERROR(add(std::move(other)));
   }
   return ok_status();
 }

@@ -874,6 +874,22 @@ std::unique_ptr<Backend> make_openblas_backend() {
   return std::make_unique<BlasBackend>(openblas_spec());
 }
 std::unique_ptr<Backend> make_blis_backend() { return std::make_unique<BlasBackend>(blis_spec()); }
+
+std::unique_ptr<Backend> make_blas_backend_at(const std::string& library, const std::string& label,
+                                              const std::string& path) {
+  BlasLibrarySpec spec;
+  if (library == "openblas") spec = openblas_spec();
+  else if (library == "blis") spec = blis_spec();
+  else if (library == "refblas") spec = refblas_spec();
+  else return nullptr;
+  if (!label.empty()) {
+    spec.name += "@" + label;
+    spec.description += " (--library " + library + "@" + label + ")";
+  }
+  spec.candidates = {path};
+  spec.env_var.clear();  // the path given on the command line is the one asked for
+  return std::make_unique<BlasBackend>(std::move(spec));
+}
 std::unique_ptr<Backend> make_refblas_backend() {
   return std::make_unique<BlasBackend>(refblas_spec());
 }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kc/child.h"
 #include "plugin/load_probe.h"
 
 namespace kc::backends {
@@ -55,9 +56,12 @@ Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::open(const BlasLibrarySp
     // unavailable, and kc goes on. Only one that loaded cleanly there, with
     // every symbol, is loaded here, where the worker forks inherit it.
     bool ended = false;
+    // The probe's and the workers' sandbox hides /tmp and directories nobody
+    // cannot search: a build given with --library may live there (kc/child.h).
+    note_library_file(path);
     auto probed = probe_load(file_key("blas|" + spec.name, path), path,
                              [&]() -> Result<std::string> {
-                               void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+                               void* h = dlopen(library_path(path).c_str(), RTLD_NOW | RTLD_LOCAL);
                                if (!h) return unavailable(dl_error_text());
                                auto lib = adopt(spec, path, h);
                                if (!lib.ok()) return lib.status();
@@ -142,7 +146,7 @@ Result<std::shared_ptr<const BlasLibrary>> BlasLibrary::open_fresh(const BlasLib
   // (libgfortran, libgomp), whose constructors run now and read `var`. The
   // variable stays set through adopt: BLIS reads BLIS_ARCH_TYPE in bli_init,
   // which adopt calls, not in a constructor.
-  void* handle = dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlmopen(LM_ID_NEWLM, library_path(path).c_str(), RTLD_NOW | RTLD_LOCAL);
   const std::string error = handle ? std::string() : dl_error_text();
   auto lib = handle ? adopt(spec, path, handle)
                     : Result<std::shared_ptr<const BlasLibrary>>(

@@ -100,6 +100,21 @@ class BackendRegistry {
 /// loading (SIGABRT); it printed: ...". What kc says on stderr after a run.
 std::vector<std::string> library_load_failures();
 
+/// `--library NAME[@LABEL]=PATH`: another build of a library a backend loads.
+/// Without a label the backend NAME loads PATH instead of its default; with
+/// one, a second backend NAME@LABEL loads PATH beside it, so two builds of one
+/// library are graded side by side (impls NAME@LABEL.<routine>).
+struct LibraryOverride {
+  std::string backend;  ///< openblas | blis | refblas
+  std::string label;    ///< empty: replace the default build
+  std::string path;
+  std::string spec() const { return backend + (label.empty() ? "" : "@" + label) + "=" + path; }
+};
+/// Parses "NAME[@LABEL]=PATH"; the error says what is wrong and what is expected.
+Result<LibraryOverride> parse_library_override(const std::string& text);
+/// The backends whose library --library can point elsewhere.
+const std::vector<std::string>& overridable_backends();
+
 /// Options for the built-in backend table.
 struct BackendOptions {
   std::vector<std::string> plugin_paths;  ///< shared libraries to load as the plugin backend
@@ -107,6 +122,8 @@ struct BackendOptions {
   /// Backend names (globs) to register; empty = every one. A backend left out
   /// is never probed: its libraries are not loaded.
   std::vector<std::string> only;
+  /// --library: other builds of the BLAS libraries (replacing or beside the default).
+  std::vector<LibraryOverride> libraries;
 };
 
 /// The one table of built-in backends: ref, openblas, blis, refblas, calibration, cuda,

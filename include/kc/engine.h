@@ -134,6 +134,8 @@ struct CheckRequest {
   /// probed, so their libraries stay out of the process (--backend).
   std::vector<std::string> load_backends;
   std::vector<std::string> plugin_paths;
+  /// --library NAME[@LABEL]=PATH: other builds of BLAS libraries (kc/backend.h).
+  std::vector<LibraryOverride> libraries;
   std::vector<std::string> opencl_sources; ///< .cl files graded as backend opencl_user (kc vet)
   std::uint64_t seed = 0x6b63;
   std::optional<std::int64_t> samples;     ///< override the protocol's sample count

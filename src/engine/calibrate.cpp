@@ -188,6 +188,7 @@ CalibrationResult run_calibration(const CheckRequest& given, BackendRegistry& re
 CalibrationResult run_calibration(const CheckRequest& request) {
   BackendRegistry registry;
   BackendOptions options;
+  options.libraries = request.libraries;
   options.plugin_paths = request.plugin_paths;
   if (Status s = register_builtin_backends(registry, options); !s.ok()) {
     CalibrationResult r;

@@ -216,6 +216,7 @@ CheckResult run_check(const CheckRequest& request) {
   BackendRegistry registry;
   BackendOptions options;
   options.plugin_paths = request.plugin_paths;
+  options.libraries = request.libraries;
   options.opencl_sources = request.opencl_sources;
   options.only = request.load_backends;
   if (Status s = register_builtin_backends(registry, options); !s.ok()) {

@@ -422,6 +422,7 @@ std::string repro_command(const Contract& contract, const std::string& contract_
   }
   if (!config.empty()) out << " --config " << shell_quote(config) << " --sample " << sample;
   for (const auto& p : request.plugin_paths) out << " --plugin " << shell_quote(p);
+  for (const auto& l : request.libraries) out << " --library " << shell_quote(l.spec());
   return out.str();
 }
 

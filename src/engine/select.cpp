@@ -466,6 +466,8 @@ std::vector<lang::Diagnostic> check_selection(const CheckRequest& request, const
   };
   loaded_ok("plugin", "--plugin", request.plugin_paths);
   loaded_ok("opencl_user", "kc vet (.cl)", request.opencl_sources);
+  for (const auto& l : request.libraries)
+    loaded_ok(l.label.empty() ? l.backend : l.backend + "@" + l.label, "--library " + l.spec(), {l.path});
   // Cross-file contract errors `kc lint` rejects (a depends id outside the
   // given files is not one: the file that defines it may not be loaded).
   for (auto& d : lang::resolve_depends(loaded.contracts))

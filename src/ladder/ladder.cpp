@@ -140,6 +140,7 @@ LadderResult run_ladder(const LadderRequest& request) {
   BackendRegistry registry;
   BackendOptions options;
   options.plugin_paths = request.check.plugin_paths;
+  options.libraries = request.check.libraries;
   if (Status s = register_builtin_backends(registry, options); !s.ok()) {
     LadderResult r;
     lang::Diagnostic d;
