@@ -1,5 +1,5 @@
 // kc — the trios of the complex BLAS contracts (contracts/blas/KC-CDOT-01/02,
-// KC-CSCAL-01..03, KC-CIAMAX-01/02, KC-CGEMV-01/02, KC-CGEMM-01/02): complex
+// KC-CSCAL-01..03, KC-CIAMAX-01/02, KC-CGEMV-01..03, KC-CGEMM-01..03): complex
 // kernels in FP32 (c) and FP64 (z) components over the ops' (re, im) storage
 // (src/ops/complex/complex.h), each a plain loop in the working precision or
 // that loop with one documented defect:
@@ -22,6 +22,7 @@
 //   calib.cgemv_fp16 / cgemm_fp16              operands loaded through fp16
 //   calib.cgemv_beta_only / cgemm_beta_only    baseline: the product forgotten, out = beta out
 //   calib.cgemv_beta_reads_y / cgemm_beta_reads_c  beta = 0 rule declared, output read anyway
+//   calib.cgemv_alpha_reads_ax / cgemm_alpha_reads_ab  alpha = 0 rule declared, product formed and scaled anyway
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -179,7 +180,7 @@ Status ciamax_kernel(Call& call, IamaxRule rule) {
 
 // ---------------------------------------------------------------- cgemv, cgemm
 
-enum class ProductDefect { kNone, kFp16, kBetaOnly, kBetaReadsOut };
+enum class ProductDefect { kNone, kFp16, kBetaOnly, kBetaReadsOut, kAlphaReadsOperands };
 
 /// out_ij = alpha sum_k L_ik R_kj + beta out_ij, out not read at beta = 0 (the
 /// BLAS rule) unless the defect reads it; alpha = 0 reads neither operand.
@@ -194,7 +195,7 @@ Status product_kernel(Call& call, bool gemv, ProductDefect defect) {
     if (defect == ProductDefect::kBetaOnly) inner = 0;
     const bool fp16 = defect == ProductDefect::kFp16;
     const C<T> alpha = scalar<T>(call, "alpha", 1), beta = scalar<T>(call, "beta", 0);
-    const bool alpha_zero = alpha.re == 0 && alpha.im == 0;
+    const bool alpha_zero = alpha.re == 0 && alpha.im == 0 && defect != ProductDefect::kAlphaReadsOperands;
     const bool read_out = !(beta.re == 0 && beta.im == 0) || defect == ProductDefect::kBetaReadsOut;
     for (std::int64_t i = 0; i < rows; ++i) {
       for (std::int64_t j = 0; j < cols; ++j) {
@@ -291,6 +292,8 @@ void add_complex_impls(ImplList& out) {
   product("calib.cgemv_beta_only", true, ProductDefect::kBetaOnly, "baseline: complex gemv that forgets the product");
   product("calib.cgemv_beta_reads_y", true, ProductDefect::kBetaReadsOut,
           "seeded bug: declares beta_zero = C_NOT_READ, yet reads y at beta = 0 (0 * NaN = NaN)");
+  product("calib.cgemv_alpha_reads_ax", true, ProductDefect::kAlphaReadsOperands,
+          "seeded bug: declares alpha_zero = AB_NOT_READ, yet forms A x and scales it at alpha = 0 (0 * NaN = NaN)");
   product("calib.cgemm_loop", false, ProductDefect::kNone,
           "complex C = alpha op(A) op(B) + beta C, one accumulator per C_ij (beta = 0: C not read)");
   product("calib.cgemm_fp16", false, ProductDefect::kFp16,
@@ -298,6 +301,8 @@ void add_complex_impls(ImplList& out) {
   product("calib.cgemm_beta_only", false, ProductDefect::kBetaOnly, "baseline: complex gemm that forgets the product");
   product("calib.cgemm_beta_reads_c", false, ProductDefect::kBetaReadsOut,
           "seeded bug: declares beta_zero = C_NOT_READ, yet reads C at beta = 0 (0 * NaN = NaN)");
+  product("calib.cgemm_alpha_reads_ab", false, ProductDefect::kAlphaReadsOperands,
+          "seeded bug: declares alpha_zero = AB_NOT_READ, yet forms A B and scales it at alpha = 0 (0 * NaN = NaN)");
 }
 
 }  // namespace kc::calibration

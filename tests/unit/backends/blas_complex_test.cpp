@@ -188,6 +188,15 @@ TEST_P(BlasComplexTest, GemvAndGemmAtBetaZeroDoNotReadTheOutput) {
   }
 }
 
+// alpha = 0 over NaN in A: A (and x or B) not read (cgemv.f/cgemm.f quick return).
+TEST_P(BlasComplexTest, GemvAndGemmAtAlphaZeroDoNotReadA) {
+  for (const char* id : {"KC-CGEMV-03", "KC-CGEMM-03"}) {
+    const auto cases = c_and_z(id, GetParam(), std::string(id) == "KC-CGEMV-03" ? "gemv" : "gemm");
+    ASSERT_EQ(cases.size(), 2u) << id;
+    for (const auto& c : cases) backend_test::expect_conforming(c);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Libraries, BlasComplexTest, ::testing::Values("openblas", "blis", "refblas"),
                          [](const auto& info) { return info.param; });
 
