@@ -95,6 +95,9 @@ class EvidenceBuilder {
     std::int64_t failing = 0;
   };
   std::vector<SampleTally> sample_tallies;
+  /// What a measuring probe read off the outputs (accumulator_bits), noted
+  /// after the classifier's findings, which lead a violation's reason.
+  std::vector<std::string> readings;
 
  private:
   void tally(ConfigEvidence& ce, std::int64_t n) {

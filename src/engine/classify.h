@@ -75,6 +75,18 @@ void classify_accumulator_precision(const Op& op, const Call& inputs, const Obse
 void classify_accumulator_bits(const Op& op, const Call& inputs, const Observation& obs,
                                std::vector<Signature>* signatures, std::vector<std::string>* notes);
 
+/// What the accumulator_bits probe reads off a matmul's output: the rows that
+/// hold an exact probe sum, the last row (j of 2^-j) whose small terms were
+/// kept before the first lost one, and that first lost row (0: none lost).
+struct AccumulatorReading {
+  int probed = 0, last_kept = 0, lost_at = 0;
+};
+AccumulatorReading read_accumulator_bits(const Call& inputs, const std::vector<double>& got,
+                                         const std::vector<double>& ref);
+/// The reading in words, with K and the declared accumulator (a note on every
+/// case the probe runs in, conforming or not).
+std::string describe_accumulator_reading(const AccumulatorReading& reading, const Call& inputs);
+
 /// Alternative semantics: re-runs the oracle with another value of a
 /// semantic parameter (e.g. activation gelu_tanh where gelu_erf is
 /// configured) and names the one that explains the output.

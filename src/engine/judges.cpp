@@ -483,6 +483,12 @@ class NumericJudge final : public Judge {
       if (unwritten[i]) ratios[ratios.size() == unwritten.size() ? i : 0] = std::numeric_limits<double>::infinity();
     // A spec's special values are exact: no tolerance applies there.
     judge_exact_elements(c, s, o, got, unwritten, &ratios);
+    // The accumulator_bits probe's reading is evidence whatever the verdict.
+    if (c.plan.probe && c.plan.probe->name == "accumulator_bits" && c.op.name() == "matmul") {
+      std::string reading = describe_accumulator_reading(read_accumulator_bits(s.inputs, got, ref), s.inputs);
+      auto& readings = c.ev.readings;
+      if (std::find(readings.begin(), readings.end(), reading) == readings.end()) readings.push_back(std::move(reading));
+    }
     c.ev.count(cr.ce, static_cast<std::int64_t>(ratios.size()));
     std::int64_t worst_i = -1;
     double worst = -1;

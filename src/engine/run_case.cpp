@@ -557,6 +557,7 @@ void close_evidence(CaseRun& c) {
   if (!ev.first_property_failure.empty()) ev.note(ev.first_property_failure);
   else if (!ev.property_evidence.empty()) ev.note(ev.property_evidence);
   name_failures(c);
+  for (const auto& r : ev.readings) ev.note(r);
   // What the workers observed about themselves: a weaker sandbox than the
   // strict profile, the kernel's captured stdout/stderr, FP state it left.
   for (const auto& n : c.worker.evidence_notes()) ev.note(n);

@@ -140,6 +140,14 @@ TEST(LowPrecision, OnednnBf16MatmulKeepsItsDeclaredAccumulator) {
   const CaseResult r = trio::check_one_in(lowprec("KC-GEMM-BF16-01.kc"), "KC-GEMM-BF16-02", "onednn.matmul_bf16");
   if (r.verdict == Verdict::kSkipped) GTEST_SKIP() << r.reason;
   EXPECT_EQ(r.verdict, Verdict::kConforming) << r.reason;
+  // The reading is evidence on a conforming case too: FP32's 24 bits at both K.
+  int readings = 0;
+  for (const auto& n : r.evidence.notes)
+    if (n.find("accumulator_bits probe at K = ") == 0) {
+      ++readings;
+      EXPECT_NE(n.find("about 24 significant bits (declared FP32, 24 bits)"), std::string::npos) << n;
+    }
+  EXPECT_EQ(readings, 2);
 }
 
 // libtorch 1.13's CPU bf16 matmul declares the FP32 of ATen's OpMathType.h;
