@@ -4,32 +4,17 @@
 // fetched into a private prefix (scripts/fetch-next-release.sh); the tests
 // skip when it cannot be fetched (no network) or does not load here.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "cli_util.h"
+
 namespace {
 
-struct ShellRun {
-  int code = -1;
-  std::string out;
-};
-
-ShellRun sh(const std::string& cmd) {
-  ShellRun r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using kc_cli_test::CommandRun;
+CommandRun sh(const std::string& cmd) { return kc_cli_test::run_command(cmd); }
 
 std::string src(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/" + rel; }
 std::string kc(const std::string& args) { return std::string(KC_BIN) + " " + args; }
@@ -38,7 +23,7 @@ class NextBlis : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = (std::filesystem::temp_directory_path() / ("kc_library_cli_" + std::to_string(getpid()))).string();
-    const ShellRun fetched = sh(src("scripts/fetch-next-release.sh") + " " + dir_ + " libblis4-openmp");
+    const CommandRun fetched = sh(src("scripts/fetch-next-release.sh") + " " + dir_ + " libblis4-openmp");
     const std::string lib = dir_ + "/root/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4";
     if (fetched.code == 0 && std::filesystem::exists(lib)) lib_ = lib;
     else why_ = "the next release's BLIS could not be fetched: " + fetched.out;
@@ -46,7 +31,7 @@ class NextBlis : public ::testing::Test {
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
   void SetUp() override {
     if (lib_.empty()) GTEST_SKIP() << why_;
-    const ShellRun b = sh(kc("backends --library blis@next=" + lib_));
+    const CommandRun b = sh(kc("backends --library blis@next=" + lib_));
     if (b.out.find("blis@next    available") == std::string::npos) GTEST_SKIP() << "it does not load here: " << b.out;
   }
   static std::string dir_, lib_, why_;
@@ -56,7 +41,7 @@ std::string NextBlis::dir_, NextBlis::lib_, NextBlis::why_;
 const char* kSelect = " --backend 'blis*' --impl 'blis*.?nrm2' --no-color";
 
 TEST_F(NextBlis, BothBuildsAreGradedSideBySideInOneRun) {
-  const ShellRun r = sh(kc("check " + src("contracts/blas/KC-NRM2-03.kc") + kSelect + " --library blis@next=" + lib_));
+  const CommandRun r = sh(kc("check " + src("contracts/blas/KC-NRM2-03.kc") + kSelect + " --library blis@next=" + lib_));
   EXPECT_EQ(r.code, 1) << r.out;  // BLIS 0.9.0 turns two infinities into NaN; 1.1 does not
   EXPECT_NE(r.out.find("violation KC-NRM2-03 × blis.snrm2: NAN_INTRODUCED"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("violation KC-NRM2-03 × blis@next."), std::string::npos) << r.out;
@@ -70,9 +55,9 @@ TEST_F(NextBlis, TheDiffOfTheTwoRunsNamesWhatUpstreamFixed) {
   std::filesystem::remove_all(new_dir);
   const std::string c = "check " + src("contracts/blas/KC-NRM2-03.kc") + kSelect;
   EXPECT_EQ(sh(kc(c + " --out " + old_dir)).code, 1);
-  const ShellRun next = sh(kc(c + " --library blis=" + lib_ + " --out " + new_dir));
+  const CommandRun next = sh(kc(c + " --library blis=" + lib_ + " --out " + new_dir));
   EXPECT_EQ(next.code, 0) << next.out;
-  const ShellRun d = sh(kc("diff " + old_dir + " " + new_dir));
+  const CommandRun d = sh(kc("diff " + old_dir + " " + new_dir));
   EXPECT_EQ(d.code, 0) << d.out;
   EXPECT_NE(d.out.find("BLIS 0.9.0"), std::string::npos) << d.out;
   EXPECT_NE(d.out.find("-> BLIS 1.1"), std::string::npos) << d.out;
@@ -83,7 +68,7 @@ TEST_F(NextBlis, TheDiffOfTheTwoRunsNamesWhatUpstreamFixed) {
 }
 
 TEST(LibraryCli, ABuildThatDoesNotLoadOrAnUnknownNameIsAUsageError) {
-  ShellRun r = sh(kc("check " + src("contracts/blas/KC-NRM2-03.kc") + " --backend 'blis*' --library blis@x=/nonexistent.so"));
+  CommandRun r = sh(kc("check " + src("contracts/blas/KC-NRM2-03.kc") + " --backend 'blis*' --library blis@x=/nonexistent.so"));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--library blis@x=/nonexistent.so: error: cannot load"), std::string::npos) << r.out;
   r = sh(kc("backends --library mkl=/x.so"));

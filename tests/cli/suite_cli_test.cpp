@@ -1,34 +1,17 @@
 // End-to-end: `--suite NAME` selects a suite block's contracts and impls, and
 // `kc retest-plan` lists what a library update must run again.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "cli_util.h"
+
 namespace {
 
-struct KcRun {
-  int code = -1;
-  std::string out;
-};
-
-KcRun kc(const std::string& args) {
-  KcRun r;
-  const std::string cmd = std::string(KC_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+kc_cli_test::CommandRun kc(const std::string& args) { return kc_cli_test::run_kc(args); }
 
 std::string src(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/" + rel; }
 
