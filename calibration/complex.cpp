@@ -1,5 +1,5 @@
 // kc — the trios of the complex BLAS contracts (contracts/blas/KC-CDOT-01/02,
-// KC-CSCAL-01..03, KC-CIAMAX-01/02, KC-CGEMV-01..03, KC-CGEMM-01..03): complex
+// KC-CSCAL-01..03, KC-CSSCAL-01..03, KC-CIAMAX-01/02, KC-CGEMV-01..03, KC-CGEMM-01..03): complex
 // kernels in FP32 (c) and FP64 (z) components over the ops' (re, im) storage
 // (src/ops/complex/complex.h), each a plain loop in the working precision or
 // that loop with one documented defect:
@@ -13,6 +13,8 @@
 //   calib.cscal_zero_shortcut    MULTIPLY declared, an alpha = 0 fast path stores zeros
 //   calib.cscal_zero_fill        zeros at alpha = 0, the product otherwise (ZERO_FILL)
 //   calib.cscal_nan_alpha_as_zero ZERO_FILL declared, zero test !(a < 0 || a > 0) on each part: NaN counts as 0
+//   calib.csscal_multiply / _bf16_alpha / _re_only (baseline) / _zero_shortcut / _zero_fill /
+//   _nan_alpha_as_zero           the same rules for a real alpha (csscal/zdscal)
 //   calib.ciamax_greater_than    reference icamax scan on |re| + |im| (GREATER_THAN)
 //   calib.ciamax_not_le          GREATER_THAN declared, scan written !(v <= max): a later NaN wins
 //   calib.ciamax_first_nan       first element with a NaN part, else the scan (FIRST_NAN)
@@ -147,6 +149,25 @@ Status cscal_kernel(Call& call, ScalRule rule) {
   });
 }
 
+// ---------------------------------------------------------------- csscal (real alpha)
+
+Status csscal_kernel(Call& call, ScalRule rule) {
+  return by_dtype(call, "x", [&]<typename T>() {
+    Tensor& x = call.t("x");
+    T alpha = static_cast<T>(call.get_double("alpha", 1.5));
+    if (rule == ScalRule::kBf16Alpha) alpha = static_cast<T>(round_to(static_cast<double>(alpha), DType::kBF16));
+    bool zero = false;
+    if (rule == ScalRule::kZeroShortcut || rule == ScalRule::kZeroFill) zero = alpha == 0;
+    if (rule == ScalRule::kNanAlphaZero) zero = !(alpha < 0 || alpha > 0);
+    for (std::int64_t i = 0; i < x.dim(0); ++i) {
+      const C<T> v = vload<T>(x, i);
+      // kConjAlpha stands for the baseline here: the imaginary part left unscaled.
+      vstore<T>(x, i, zero ? C<T>{} : C<T>{alpha * v.re, rule == ScalRule::kConjAlpha ? v.im : alpha * v.im});
+    }
+    return ok_status();
+  });
+}
+
 // ---------------------------------------------------------------- ciamax
 
 enum class IamaxRule { kGreaterThan, kNotLe, kFirstNan, kGtAsFirstNan, kReOnly };
@@ -263,6 +284,21 @@ void add_complex_impls(ImplList& out) {
        "zeros at alpha = 0 without reading x, the textbook product otherwise (ZERO_FILL)");
   scal("calib.cscal_nan_alpha_as_zero", ScalRule::kNanAlphaZero, "ZERO_FILL",
        "seeded bug: declares ZERO_FILL, zero test !(a < 0 || a > 0) on both parts takes a NaN alpha for 0");
+
+  auto sscal = [&](const char* name, ScalRule rule, const char* rule_name, const char* what) {
+    Declaration d = complex_decl(name, "csscal", what);
+    d.extra["scal_alpha_zero"] = rule_name;
+    add(out, std::move(d), [rule](Call& call) { return csscal_kernel(call, rule); });
+  };
+  sscal("calib.csscal_multiply", ScalRule::kTextbook, "MULTIPLY", "x = (alpha re, alpha im), real alpha (MULTIPLY)");
+  sscal("calib.csscal_bf16_alpha", ScalRule::kBf16Alpha, "MULTIPLY",
+        "seeded bug: the real alpha passed in bf16 (exact for 1.5, off for 0.1 and -1e-3)");
+  sscal("calib.csscal_re_only", ScalRule::kConjAlpha, "MULTIPLY", "baseline: only the real parts scaled");
+  sscal("calib.csscal_zero_shortcut", ScalRule::kZeroShortcut, "MULTIPLY",
+        "seeded bug: declares scal_alpha_zero = MULTIPLY but an alpha = 0 fast path stores zeros");
+  sscal("calib.csscal_zero_fill", ScalRule::kZeroFill, "ZERO_FILL", "zeros at alpha = 0, the products otherwise");
+  sscal("calib.csscal_nan_alpha_as_zero", ScalRule::kNanAlphaZero, "ZERO_FILL",
+        "seeded bug: declares ZERO_FILL, zero test !(a < 0 || a > 0) takes a NaN alpha for 0");
 
   auto iamax = [&](const char* name, IamaxRule rule, const char* rule_name, const char* what) {
     Declaration d = complex_decl(name, "ciamax", what);

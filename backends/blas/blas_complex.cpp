@@ -8,6 +8,7 @@
 //             (value in registers) and f2c/g77 (hidden result pointer); the
 //             CBLAS _sub forms store through a pointer in every library here.
 //   cscal  -> ?scal_ (Fortran; alpha passed as two components).
+//   csscal -> csscal_ / zdscal_ (Fortran; a real alpha).
 //   ciamax -> i?amax_ (Fortran, 1-based; kc's index is 0-based).
 //   cgemv  -> cblas_?gemv(CblasRowMajor, ...), cgemm -> cblas_?gemm(CblasRowMajor, ...):
 //             the ops are row-major, and a row-major A^H x has no single
@@ -149,6 +150,17 @@ Status run_scal(const BlasLibrary& lib, Call& call) {
   return ok_status();
 }
 
+// csscal_/zdscal_: a real alpha (REAL SA / DOUBLE PRECISION DA).
+template <typename T>
+Status run_sscal(const BlasLibrary& lib, Call& call) {
+  KC_RETURN_IF_ERROR(check_dtype(call, "x", kDTypeOf<T>));
+  KC_ASSIGN_OR_RETURN(VectorArg x, vector_arg(call.t("x"), "x"));
+  const T alpha = static_cast<T>(call.get_double("alpha", 1.5));
+  KC_ASSIGN_OR_RETURN(ScalFn fn, entry<ScalFn>(lib, std::is_same_v<T, float> ? "csscal_" : "zdscal_"));
+  fn(&x.n, &alpha, call.t("x").data<T>(), &x.inc);
+  return ok_status();
+}
+
 // i?amax returns a 1-based index, 0 when n < 1 (icamax.f); kc's is 0-based.
 template <typename T>
 Status run_iamax(const BlasLibrary& lib, Call& call) {
@@ -231,6 +243,8 @@ constexpr Routine kRoutines[] = {
     {"zdotc", "cdot", &run_dot<double, true>, DType::kF64, true, "C", "sum conj(x_i) y_i (cblas_zdotc_sub)"},
     {"cscal", "cscal", &run_scal<float>, DType::kF32, false, nullptr, "x = alpha x, complex alpha (cscal_)"},
     {"zscal", "cscal", &run_scal<double>, DType::kF64, false, nullptr, "x = alpha x, complex alpha (zscal_)"},
+    {"csscal", "csscal", &run_sscal<float>, DType::kF32, false, nullptr, "x = alpha x, real alpha (csscal_)"},
+    {"zdscal", "csscal", &run_sscal<double>, DType::kF64, false, nullptr, "x = alpha x, real alpha (zdscal_)"},
     {"icamax", "ciamax", &run_iamax<float>, DType::kF32, false, nullptr,
      "first index of max |re| + |im| (icamax_, 0-based)"},
     {"izamax", "ciamax", &run_iamax<double>, DType::kF64, false, nullptr,
@@ -265,13 +279,15 @@ constexpr Routine kRoutines[] = {
 ///   AB_NOT_READ), the same rules as sgemv/sgemm; OpenBLAS and BLIS document no
 ///   other rule for their BLAS interfaces.
 void declare_rules(Declaration& d, BlasFlavor flavor) {
-  if (d.op == "cscal") {
+  if (d.op == "cscal" || d.op == "csscal") {
     d.extra["scal_alpha_zero"] = flavor == BlasFlavor::kNetlib ? "MULTIPLY" : "ZERO_FILL";
     d.source += flavor == BlasFlavor::kNetlib
-                    ? "; scal_alpha_zero: netlib cscal.f/zscal.f 3.11 (CX(I) = CA*CX(I); quick return at CA = ONE)"
+                    ? (d.op == "cscal"
+                           ? "; scal_alpha_zero: netlib cscal.f/zscal.f 3.11 (CX(I) = CA*CX(I); quick return at CA = ONE)"
+                           : "; scal_alpha_zero: netlib csscal.f/zdscal.f 3.11 (SA times each part, no alpha = 0 branch)")
                 : flavor == BlasFlavor::kOpenBlas
-                    ? "; scal_alpha_zero: OpenBLAS 0.3.21 x86_64 zscal kernels store zeros at alpha = 0 (source, "
-                      "observed)"
+                    ? "; scal_alpha_zero: OpenBLAS 0.3.21 x86_64 zscal kernels store zeros at alpha = 0 (source; "
+                      "observed for cscal, zscal, csscal and zdscal)"
                     : "; scal_alpha_zero: BLIS 0.9.0 bli_?scalv sets x to 0 at alpha = 0 (observed)";
   } else if (d.op == "ciamax") {
     d.extra["iamax_nan"] = flavor == BlasFlavor::kNetlib  ? "GREATER_THAN"

@@ -10,7 +10,7 @@
 namespace kc::backends {
 
 /// The impls of `lib`'s complex routines: <lib>.cdotu/cdotc/zdotu/zdotc (op
-/// cdot), icamax/izamax (ciamax), cscal/zscal (cscal), cgemv/zgemv (cgemv),
+/// cdot), icamax/izamax (ciamax), cscal/zscal (cscal), csscal/zdscal (csscal), cgemv/zgemv (cgemv),
 /// cgemm/zgemm (cgemm). Operands follow the ops' storage convention
 /// (src/ops/complex/complex.h): (re, im) pairs in FP32 (c) or FP64 (z) tensors.
 std::vector<std::shared_ptr<const Impl>> complex_blas_impls(const std::shared_ptr<const BlasLibrary>& lib);

@@ -33,7 +33,7 @@ std::vector<std::string>& op_classes() {
       "sequential_matmul",
       "gemv",
       // complex BLAS (src/ops/complex)
-      "cdot", "cscal", "ciamax", "cgemv", "cgemm",
+      "cdot", "cscal", "csscal", "ciamax", "cgemv", "cgemm",
       "mlp_train_step",
       "layernorm",   "rmsnorm",   "rope",        "swiglu",
       // training ops (issue #6, docs/transformer-training.md)

@@ -134,6 +134,7 @@ Status register_builtin_ops(OpRegistry& registry) {
       [] { return ops::make_blas1_op(Blas1Kind::kIamax); },
       [] { return ops::make_complex_op(ops::ComplexKind::kDot); },
       [] { return ops::make_complex_op(ops::ComplexKind::kScal); },
+      [] { return ops::make_complex_op(ops::ComplexKind::kScalReal); },
       [] { return ops::make_complex_op(ops::ComplexKind::kIamax); },
       [] { return ops::make_complex_op(ops::ComplexKind::kGemv); },
       [] { return ops::make_complex_op(ops::ComplexKind::kGemm); },

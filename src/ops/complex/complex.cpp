@@ -1,4 +1,4 @@
-// kc — complex BLAS ops: cdot (cdotu/cdotc), cscal, ciamax, cgemv, cgemm.
+// kc — complex BLAS ops: cdot (cdotu/cdotc), cscal, csscal, ciamax, cgemv, cgemm.
 //
 // Roles, in the order every op folder follows:
 //   signature/params · make_call · fill/probes · oracle · error model
@@ -25,6 +25,8 @@
 // accumulation_length is m:
 //   cdot  length n: 2n real products per component, any summation order: m = 2n.
 //   cscal alpha x: Re = a_r x_r - a_i x_i, one product each and one subtraction: m = 2.
+//   csscal (real alpha): Re = a x_r, one product: the correctly rounded
+//     product, which contracts judge at ulp 0 (as real scal).
 //   cgemv/cgemm with inner length K: the 2K products of the op(A) x sum per
 //     component (m = 2K in any order), then alpha's complex product (a product
 //     and an addition: 2), then the addition of beta y (1): m = 2K + 3. Applying
@@ -174,6 +176,8 @@ class ComplexOp final : public Op {
         return "cdot";
       case ComplexKind::kScal:
         return "cscal";
+      case ComplexKind::kScalReal:
+        return "csscal";
       case ComplexKind::kIamax:
         return "ciamax";
       case ComplexKind::kGemv:
@@ -190,6 +194,8 @@ class ComplexOp final : public Op {
                "cdotc/zdotc); (re, im) pairs";
       case ComplexKind::kScal:
         return "in-place complex scaling x = alpha * x (cscal/zscal); (re, im) pairs";
+      case ComplexKind::kScalReal:
+        return "in-place scaling of a complex x by a real alpha: (alpha re, alpha im) (csscal/zdscal)";
       case ComplexKind::kIamax:
         return "0-based index of the first max |re x_i| + |im x_i| (icamax/izamax; reference NaN rule by default)";
       case ComplexKind::kGemv:
@@ -229,6 +235,7 @@ class ComplexOp final : public Op {
       case ComplexKind::kDot:
         return dot;
       case ComplexKind::kScal:
+      case ComplexKind::kScalReal:
         return scal;
       case ComplexKind::kIamax:
         return iamax;
@@ -251,6 +258,11 @@ class ComplexOp final : public Op {
         {"incx", "1", "stride of x in complex elements (>= 1)"},
         {"alpha", "1.5", "real part of the complex scale factor"},
         {"alpha_im", "-0.7", "imaginary part of the scale factor"},
+    };
+    static const std::vector<Param> sscal = {
+        {"n", "1024", "vector length in complex elements"},
+        {"incx", "1", "stride of x in complex elements (>= 1)"},
+        {"alpha", "1.5", "the real scale factor (not a power of two, so the products round)"},
     };
     static const std::vector<Param> iamax = {
         {"n", "1024", "vector length in complex elements"},
@@ -287,6 +299,8 @@ class ComplexOp final : public Op {
         return dot;
       case ComplexKind::kScal:
         return scal;
+      case ComplexKind::kScalReal:
+        return sscal;
       case ComplexKind::kIamax:
         return iamax;
       case ComplexKind::kGemv:
@@ -307,10 +321,12 @@ class ComplexOp final : public Op {
     switch (kind_) {
       case ComplexKind::kDot:
       case ComplexKind::kScal:
+      case ComplexKind::kScalReal:
       case ComplexKind::kIamax: {
         KC_ASSIGN_OR_RETURN(std::int64_t n, detail::positive(config, "n", 1024));
         KC_ASSIGN_OR_RETURN(std::int64_t incx, detail::positive(config, "incx", 1));
-        slots.push_back({"x", kind_ == ComplexKind::kScal ? Role::kInOut : Role::kIn, cvector(dt, n, incx)});
+        const bool in_place = kind_ == ComplexKind::kScal || kind_ == ComplexKind::kScalReal;
+        slots.push_back({"x", in_place ? Role::kInOut : Role::kIn, cvector(dt, n, incx)});
         if (kind_ == ComplexKind::kDot) {
           const std::string c = config.get("conj", "U");
           if (c != "U" && c != "C") return invalid_argument("conj = '" + c + "', expected U or C");
@@ -366,6 +382,7 @@ class ComplexOp final : public Op {
           targets = {"x", "y"};
           break;
         case ComplexKind::kScal:
+        case ComplexKind::kScalReal:
         case ComplexKind::kIamax:
           targets = {"x"};
           break;
@@ -415,6 +432,20 @@ class ComplexOp final : public Op {
         }
         r.output_names = {"x"};
         r.outputs.push_back(flatten(out));
+        return r;
+      }
+      case ComplexKind::kScalReal: {
+        // Reference csscal.f/zdscal.f 3.11: CX(I) = CMPLX(SA*REAL(CX(I)),
+        // SA*AIMAG(CX(I))), one real product per part, no cross terms. In
+        // double: exact for FP32 parts, the correctly rounded product for FP64
+        // (one rounding, which ulp 0 demands). zero_fill as for cscal.
+        const Tensor& x = call.t("x");
+        const double alpha = round_to(call.get_double("alpha", 1.5), call.config.dtype);
+        const bool zero_fill = option_of(options, kAlphaZeroKey, "multiply") == "zero_fill" && alpha == 0;
+        std::vector<double> out(static_cast<std::size_t>(2 * x.dim(0)));
+        for (std::int64_t i = 0; i < 2 * x.dim(0); ++i) out[static_cast<std::size_t>(i)] = zero_fill ? 0.0 : alpha * x.at(i);
+        r.output_names = {"x"};
+        r.outputs.push_back(std::move(out));
         return r;
       }
       case ComplexKind::kIamax: {
@@ -485,6 +516,12 @@ class ComplexOp final : public Op {
          "(reference cscal.f/zscal.f 3.11); zero_fill stores 0 without reading x. Every rule leaves x as is at "
          "alpha = 1 (cscal.f's CA = ONE quick return)"},
     };
+    static const std::vector<OracleOption> sscal = {
+        {kAlphaZeroKey,
+         {"multiply", "zero_fill"},
+         "alpha = 0: multiply (the default) forms alpha * re and alpha * im, so a NaN or Inf part gives NaN "
+         "(reference csscal.f/zdscal.f 3.11); zero_fill stores 0 without reading x"},
+    };
     static const std::vector<OracleOption> iamax = {
         {kIamaxNanKey,
          {"greater_than", "first_nan"},
@@ -503,6 +540,8 @@ class ComplexOp final : public Op {
     switch (kind_) {
       case ComplexKind::kScal:
         return scal;
+      case ComplexKind::kScalReal:
+        return sscal;
       case ComplexKind::kIamax:
         return iamax;
       case ComplexKind::kGemv:
@@ -536,6 +575,15 @@ class ComplexOp final : public Op {
         std::vector<Mag> mag(static_cast<std::size_t>(x.dim(0)));
         for (std::int64_t i = 0; i < x.dim(0); ++i) mag[static_cast<std::size_t>(i)] = mag_of(alpha, vec_at(x, i));
         return flatten(mag);
+      }
+      case ComplexKind::kScalReal: {
+        if (output != "x") return not_found("csscal has no output '" + output + "'");
+        const Tensor& x = call.t("x");
+        const double alpha = round_to(call.get_double("alpha", 1.5), call.config.dtype);
+        std::vector<double> mag(static_cast<std::size_t>(2 * x.dim(0)));
+        for (std::int64_t i = 0; i < 2 * x.dim(0); ++i)
+          mag[static_cast<std::size_t>(i)] = static_cast<double>(term(alpha, x.at(i)));
+        return mag;
       }
       case ComplexKind::kIamax:
         if (output != "out") return not_found("ciamax has no output '" + output + "'");
@@ -582,6 +630,7 @@ class ComplexOp final : public Op {
         return 2.0 * static_cast<double>(call.get_int("n", 1024));
       case ComplexKind::kScal:
         return 2;
+      case ComplexKind::kScalReal:
       case ComplexKind::kIamax:
         return 1;
       case ComplexKind::kGemv:
@@ -607,6 +656,7 @@ class ComplexOp final : public Op {
     switch (kind_) {
       case ComplexKind::kDot:
       case ComplexKind::kScal:
+      case ComplexKind::kScalReal:
       case ComplexKind::kIamax:
         vars["n"] = vars["N"] = static_cast<double>(call.t("x").dim(0));
         break;

@@ -1,4 +1,4 @@
-// kc — complex BLAS ops: cdot, cscal, ciamax, cgemv, cgemm (the c and z routines).
+// kc — complex BLAS ops: cdot, cscal, csscal, ciamax, cgemv, cgemm (the c and z routines).
 //
 // kc has no complex dtype: a complex operand is a real tensor of the
 // component precision (FP32 for the c routines, FP64 for z) holding
@@ -15,7 +15,8 @@
 
 namespace kc::ops {
 
-enum class ComplexKind { kDot, kScal, kIamax, kGemv, kGemm };
+/// kScalReal: csscal/zdscal, a complex x scaled by a real alpha.
+enum class ComplexKind { kDot, kScal, kScalReal, kIamax, kGemv, kGemm };
 
 /// One complex BLAS op (see the file comment for the storage convention).
 std::unique_ptr<Op> make_complex_op(ComplexKind kind);

@@ -44,11 +44,13 @@ void set_m(Tensor& t, std::int64_t i, std::int64_t j, double re, double im) {
 const char* prefix(DType dt) { return dt == DType::kF32 ? "c" : "z"; }
 
 /// Contract `id` (contracts/blas/<id>.kc), every config once, on the c and z
-/// routines `<lib>.<c|z><stem>` (`<lib>.i<c|z>amax` for stem "amax").
+/// routines `<lib>.<c|z><stem>` (`<lib>.i<c|z>amax` for stem "amax",
+/// `<lib>.csscal`/`zdscal` for stem "sscal").
 std::vector<engine::CaseResult> c_and_z(const std::string& id, const std::string& lib, const std::string& stem) {
   std::vector<engine::CaseResult> out;
   for (const char* p : {"c", "z"}) {
-    const std::string impl = lib + "." + (stem == "amax" ? std::string("i") + p + stem : p + stem);
+    std::string impl = lib + "." + (stem == "amax" ? std::string("i") + p + stem : p + stem);
+    if (stem == "sscal") impl = lib + (std::string(p) == "c" ? ".csscal" : ".zdscal");
     for (auto& c : backend_test::smoke_check("contracts/blas/" + id + ".kc", id, impl)) out.push_back(std::move(c));
   }
   return out;
@@ -227,6 +229,18 @@ TEST(BlasComplexFindings, OpenBlasScalDropsTheProductsOfAZeroAlphaPart) {
   }
 }
 
+TEST(BlasComplexFindings, BlisRealAlphaScalSpreadsANonFinitePart) {
+  if (!available("blis")) GTEST_SKIP() << "blis not available";
+  for (const char* impl : {"blis.csscal", "blis.zdscal"}) {
+    const auto c = backend_test::check_file("contracts/blas/KC-CSSCAL-03.kc", "KC-CSSCAL-03", impl);
+    EXPECT_EQ(c.verdict, engine::Verdict::kViolation) << describe(c);
+    EXPECT_TRUE(has_signature(c, "NAN_INTRODUCED")) << describe(c);
+  }
+  // OpenBLAS declares the same zero-fill rule and keeps the parts apart.
+  if (available("openblas"))
+    for (const auto& c : c_and_z("KC-CSSCAL-03", "openblas", "sscal")) backend_test::expect_conforming(c);
+}
+
 TEST(BlasComplexFindings, ReferenceAndBlisConformWhereTheirRulesApply) {
   struct Row {
     const char* backend;
@@ -236,7 +250,7 @@ TEST(BlasComplexFindings, ReferenceAndBlisConformWhereTheirRulesApply) {
   const Row rows[] = {
       {"refblas", "KC-CDOT-01", "dotc"},    {"blis", "KC-CDOT-01", "dotu"},  {"refblas", "KC-CSCAL-02", "scal"},
       {"blis", "KC-CSCAL-03", "scal"},      {"refblas", "KC-CIAMAX-01", "amax"}, {"blis", "KC-CIAMAX-02", "amax"},
-      {"openblas", "KC-CDOT-02", "dotc"},
+      {"openblas", "KC-CDOT-02", "dotc"},   {"refblas", "KC-CSSCAL-02", "sscal"},
   };
   for (const Row& r : rows) {
     if (!available(r.backend)) continue;

@@ -54,7 +54,8 @@ void set_m(Tensor& t, std::int64_t i, std::int64_t j, double re, double im) {
 }
 
 TEST(ComplexOps, AllRegisteredWithTheirSignatures) {
-  for (const char* name : {"cdot", "cscal", "ciamax", "cgemv", "cgemm"}) EXPECT_NE(builtin_ops().find(name), nullptr);
+  for (const char* name : {"cdot", "cscal", "csscal", "ciamax", "cgemv", "cgemm"})
+    EXPECT_NE(builtin_ops().find(name), nullptr);
   EXPECT_EQ(op_named("cgemv").signature().size(), 3u);
 }
 
@@ -130,6 +131,25 @@ TEST(ComplexOps, ScalSpecialAlphasFollowCscalF) {
   for (double v : scaled("0", "0", {{"alpha_zero", "zero_fill"}})) EXPECT_EQ(v, 0);
   // A NaN alpha is not zero under zero_fill.
   for (double v : scaled("nan", "0", {{"alpha_zero", "zero_fill"}})) EXPECT_TRUE(std::isnan(v));
+}
+
+TEST(ComplexOps, RealAlphaScalKeepsThePartsApart) {
+  Call c = call_for("csscal", {{"n", "2"}, {"alpha", "-1"}});
+  set_c(c.t("x"), 0, kInf, 2);
+  set_c(c.t("x"), 1, 1, kNaN);
+  // csscal.f: (SA re, SA im), no cross terms: -1 (Inf, 2) = (-Inf, -2).
+  const auto out = oracle_of("csscal", c);
+  EXPECT_EQ(out[0], -kInf);
+  EXPECT_EQ(out[1], -2);
+  EXPECT_EQ(out[2], -1);
+  EXPECT_TRUE(std::isnan(out[3]));
+  Call z = call_for("csscal", {{"n", "1"}, {"alpha", "0"}});
+  set_c(z.t("x"), 0, kNaN, 3);
+  const auto mult = oracle_of("csscal", z);
+  EXPECT_TRUE(std::isnan(mult[0]));
+  EXPECT_EQ(mult[1], 0);
+  EXPECT_EQ(oracle_of("csscal", z, {{"alpha_zero", "zero_fill"}}), (std::vector<double>{0, 0}));
+  EXPECT_EQ(op_named("csscal").accumulation_length(z), 1);
 }
 
 TEST(ComplexOps, IamaxUsesAbsRePlusAbsImAndTheDeclaredNanRule) {
