@@ -54,6 +54,20 @@ Status fsync_parent_dir(const std::string& path) {
   return ok_status();
 }
 
+void write_timing(JsonWriter& w, const std::optional<engine::CaseResult::Timing>& timing) {
+  w.key("timing");
+  if (!timing) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.field("config", timing->config).field("sample", timing->sample).field("cold_s", timing->cold_s);
+  w.key("warm_s").begin_array();
+  for (double t : timing->warm_s) w.value(t);
+  w.end_array();
+  w.end_object();
+}
+
 void write_case(JsonWriter& w, const engine::CaseResult& c) {
   // Field order is part of the format: identity and verdict first, so a line
   // can be skimmed (and grepped) before its nested evidence.
@@ -128,17 +142,7 @@ void write_case(JsonWriter& w, const engine::CaseResult& c) {
   w.key("facts").begin_object();
   for (const auto& [k, v] : c.facts) w.field(k, v);
   w.end_object();
-  w.key("timing");
-  if (c.timing) {
-    w.begin_object();
-    w.field("config", c.timing->config).field("sample", c.timing->sample).field("cold_s", c.timing->cold_s);
-    w.key("warm_s").begin_array();
-    for (double t : c.timing->warm_s) w.value(t);
-    w.end_array();
-    w.end_object();
-  } else {
-    w.null();
-  }
+  write_timing(w, c.timing);
   w.field("time", utc_timestamp());
   w.field("host", host_name());
   w.field("kc_version", kKcVersion);

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,8 @@ inline constexpr std::string_view kKcVersion = "0.1.0";
 /// Writes the case record (an object) into w — the one place a CaseResult
 /// becomes JSON, used by case_json (compact, the trace) and render_json (pretty).
 void write_case(JsonWriter& w, const engine::CaseResult& c);
+/// `"timing": {config, sample, cold_s, warm_s}` or `"timing": null` (trace records and run records).
+void write_timing(JsonWriter& w, const std::optional<engine::CaseResult::Timing>& timing);
 
 /// "0x6b63".
 std::string seed_hex(std::uint64_t seed);

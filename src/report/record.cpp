@@ -91,17 +91,7 @@ std::string render_record(const RunRecord& r) {
     w.key("facts").begin_object();
     for (const auto& [k, v] : c.facts) w.field(k, v);
     w.end_object();
-    w.key("timing");
-    if (c.timing) {
-      w.begin_object();
-      w.field("config", c.timing->config).field("sample", c.timing->sample).field("cold_s", c.timing->cold_s);
-      w.key("warm_s").begin_array();
-      for (double t : c.timing->warm_s) w.value(t);
-      w.end_array();
-      w.end_object();
-    } else {
-      w.null();
-    }
+    write_timing(w, c.timing);
     w.field("repro", c.repro);
     w.end_object();
   }
