@@ -214,5 +214,32 @@ TEST(FailingFraction, UnenforceableUsesAreDescriptive) {
   }
 }
 
+// The clause prints back as written, and the YAML front end reaches the same
+// verdict on where it can be enforced.
+TEST(FailingFraction, RoundTripsThroughFmtAndYaml) {
+  const std::string text = contract("0.01");
+  const lang::ParseResult p = lang::parse_kc(text, "t.kc");
+  ASSERT_FALSE(p.has_errors());
+  const std::string kc = lang::print_kc(p.document);
+  EXPECT_NE(kc.find("compute failing_fraction bound_ratio; pass if <= 0.01"), std::string::npos) << kc;
+  EXPECT_EQ(lang::print_kc(lang::parse_kc(kc, "t.kc").document), kc);
+  const lang::ParseResult y = lang::parse_yaml(lang::print_yaml(p.document), "t.yaml");
+  ASSERT_FALSE(y.has_errors()) << (y.diagnostics.empty() ? "" : y.diagnostics[0].render());
+  ASSERT_EQ(y.document.contracts.size(), 1u);
+  EXPECT_TRUE(y.document.contracts[0].executable()) << y.document.contracts[0].measure_info.gap;
+  EXPECT_EQ(lang::print_kc(y.document), kc);
+  // A determinism post under the same measure: descriptive from YAML as from .kc.
+  lang::ParseResult bad = lang::parse_kc(text, "t.kc");
+  std::string yaml = lang::print_yaml(bad.document);
+  const std::string post = "output C satisfies elementwise_close(C, ref(C))";
+  ASSERT_NE(yaml.find(post), std::string::npos) << yaml;
+  yaml.replace(yaml.find(post), post.size(), "bitwise_identical across 3 invocations");
+  const lang::ParseResult yb = lang::parse_yaml(yaml, "t.yaml");
+  ASSERT_EQ(yb.document.contracts.size(), 1u);
+  EXPECT_FALSE(yb.document.contracts[0].executable());
+  EXPECT_NE(yb.document.contracts[0].measure_info.gap.find("post clause must be"), std::string::npos)
+      << yb.document.contracts[0].measure_info.gap;
+}
+
 }  // namespace
 }  // namespace kc::engine
