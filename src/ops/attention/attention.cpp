@@ -178,6 +178,19 @@ class AttentionOp final : public Op {
     const AttentionShape s = attention_shape(call);
     return static_cast<double>(5 * s.seq + s.head_dim + 6);
   }
+  // Gradual underflow where the arithmetic happens: in the declared
+  // accumulator when it is wider than the storage format (scores, softmax and
+  // sums kept there, as gamma(L, ACC) states), with one more underflow for
+  // the store of out; in the storage format otherwise. Charging L underflows
+  // of FP8 E4M3 (2^-10 each) to an FP32 computation would allow an absolute
+  // error of about (L + 2) 2^-10, more than the outputs themselves.
+  double underflow_allowance(const Call& call) const override {
+    const DType store = call.config.dtype;
+    const bool wider = call.config.accumulator &&
+                       dtype_info(*call.config.accumulator).mantissa_bits > dtype_info(store).mantissa_bits;
+    if (!wider) return Op::underflow_allowance(call);
+    return (accumulation_length(call) + 2) * underflow_unit(*call.config.accumulator) + underflow_unit(store);
+  }
   std::map<std::string, double> expr_vars(const Call& call) const override {
     const AttentionShape s = attention_shape(call);
     return detail::with_base_vars(Op::expr_vars(call), {{"seq", static_cast<double>(s.seq)},
