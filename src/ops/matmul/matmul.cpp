@@ -250,9 +250,18 @@ class MatmulOp final : public Op {
     return name == "C" && call.get_double("beta", 0) == 0;  // beta = 0: C is not read
   }
   double accumulation_length(const Call& call) const override { return static_cast<double>(call.get_int("K", 64)) + 2; }
+  // Gradual underflow where the products and their sum are formed: in the
+  // declared accumulator when it is wider than the storage format, plus one
+  // underflow of the store of C; in the storage format otherwise. (K + 4)
+  // FP8 E4M3 underflows would allow about K 2^-10 absolute, whatever the
+  // accumulator does.
   double underflow_allowance(const Call& call) const override {
-    return gemm_underflow_allowance(static_cast<double>(call.get_int("K", 64)), problem_of(call).alpha,
-                                    call.config.dtype);
+    const double k = static_cast<double>(call.get_int("K", 64));
+    const DType store = call.config.dtype;
+    if (call.config.accumulator &&
+        dtype_info(*call.config.accumulator).mantissa_bits > dtype_info(store).mantissa_bits)
+      return gemm_underflow_allowance(k, problem_of(call).alpha, *call.config.accumulator) + underflow_unit(store);
+    return gemm_underflow_allowance(k, problem_of(call).alpha, store);
   }
 
   std::map<std::string, double> expr_vars(const Call& call) const override {
