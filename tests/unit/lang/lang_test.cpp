@@ -253,7 +253,7 @@ TEST(Diagnostics, RenderShowsLineCaretExpectationAndSuggestion) {
             "    tolerence  none\n"
             "    ^\n"
             "  expected one of: scope, pre, post, tolerance, reference, measure, violation, title, version, class, "
-            "depends; or indent the line further to continue 'scope'; did you mean 'tolerance'?\n");
+            "retest, depends; or indent the line further to continue 'scope'; did you mean 'tolerance'?\n");
 }
 
 TEST(Diagnostics, ManyErrorsInOneFileAreAllReported) {
