@@ -95,6 +95,17 @@ struct LadderResult {
   int exit_code() const;
 };
 
+/// A regression contract (.kc text) from an L3 counterexample: `contract` with
+/// its config fixed to the counterexample's (precision conjuncts, `KEY in {v}`
+/// axes) and its inputs to the counterexample's values (`inject values(...)`),
+/// id CONTRACT-PIN-<hash>, `retest always`. It is parsed back before it is
+/// returned: an error if it would not run.
+struct PinnedContract {
+  std::string id;
+  std::string text;
+};
+Result<PinnedContract> pin_counterexample(const Contract& contract, const Counterexample& cx, const std::string& impl);
+
 /// Climbs the ladder for every selected contract x applicable impl.
 LadderResult run_ladder(const LadderRequest& request, BackendRegistry& registry);
 LadderResult run_ladder(const LadderRequest& request);

@@ -33,6 +33,10 @@ constexpr WordInfo kProbes[] = {
      "edge_values without the inputs outside f's domain: no NaN or infinity, log only x > 0, exp only x <= "
      "ln(max) + 0.01 (what a library documenting a valid range instead of special values covers)",
      "exp, log, tanh, erf"},
+    {"values", "(T, v, ..., U, w, ...)",
+     "the named input tensors hold exactly these values, row-major, repeated when the list is shorter (nan, inf, "
+     "-inf allowed): pinned inputs such as a ladder counterexample (kc ladder --pin); one sample",
+     "every op with float inputs"},
     {"offset", "(x0, ...)", "x0 added to every element (row r gets x0 number r mod k): large mean, small spread",
      "every op with float inputs"},
     {"overflow_range", "(f)",

@@ -200,6 +200,44 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
     case Protocol::Kind::kInject: {
       Probe probe;
       probe.name = m.anomaly;
+      if (m.anomaly == "values") {
+        // values(T, v, ..., U, w, ...): each tensor name opens its list; the
+        // probe reads them as [count, values...] per name (ops/op.cpp).
+        std::vector<double> laid;
+        std::size_t count_at = 0;
+        for (const auto& a : m.anomaly_args) {
+          if (has_tensor(op, a)) {
+            probe.tensors.push_back(a);
+            count_at = laid.size();
+            laid.push_back(0);
+            continue;
+          }
+          if (probe.tensors.empty())
+            return invalid_argument("inject values: name the tensor first, then its values: values(x, 1.5, -2)");
+          double value = 0;
+          if (a == "nan" || a == "-nan") {
+            value = std::numeric_limits<double>::quiet_NaN();
+          } else if (a == "inf" || a == "-inf") {
+            value = a[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+          } else {
+            auto e = lang::parse_expr(a);
+            if (!e.ok()) return invalid_argument("inject values: argument '" + a + "': " + e.status().message());
+            auto v = lang::eval_expr(*e, ExprEnv{});
+            if (!v.ok()) return invalid_argument("inject values: argument '" + a + "': " + v.status().message());
+            value = *v;
+          }
+          laid.push_back(value);
+          laid[count_at] += 1;
+        }
+        for (std::size_t i = 0, t = 0; t < probe.tensors.size(); ++t) {
+          if (laid[i] == 0) return invalid_argument("inject values: no values after tensor '" + probe.tensors[t] + "'");
+          i += 1 + static_cast<std::size_t>(laid[i]);
+        }
+        probe.args = std::move(laid);
+        plan.probe = probe;
+        plan.samples = 1;  // the inputs are fixed: one sample is all there is
+        break;
+      }
       for (const auto& a : m.anomaly_args) {
         if (has_tensor(op, a)) {  // `inject nan(C)`: the probe targets tensor C
           probe.tensors.push_back(a);

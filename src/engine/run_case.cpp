@@ -340,8 +340,9 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
   } else {
     c.op.fill(s->call, plan.fill, rng);
     if (plan.probe) {
-      const Status ps = plan.probe->tensors.empty() ? c.op.apply_probe(s->call, *plan.probe, rng)
-                                                    : inject_into_tensors(s->call, *plan.probe, rng);
+      const bool named_nonfinite = !plan.probe->tensors.empty() && plan.probe->name != "values";
+      const Status ps = named_nonfinite ? inject_into_tensors(s->call, *plan.probe, rng)
+                                        : c.op.apply_probe(s->call, *plan.probe, rng);
       if (!ps.ok()) return Step::end_case(Verdict::kUnderSpecified, "probe '" + plan.probe->name + "': " + ps.message());
     }
     if (cache) cache->put_inputs(inputs_key, s->call);

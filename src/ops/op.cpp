@@ -391,9 +391,29 @@ Status apply_generic_probe(Call& call, const Probe& probe, Rng& rng,
     }
     return ok_status();
   }
+  if (p == "values") {
+    // Pinned inputs (a shrunk counterexample): per named tensor, its elements
+    // in row-major order, repeated when the list is shorter than the tensor.
+    // The plan lays the lists out in args as [count, values..., count, ...],
+    // one per name in probe.tensors (engine/plan.cpp).
+    if (probe.tensors.empty()) return invalid_argument("values needs a tensor name first: values(x, 1.5, -2)");
+    std::size_t at = 0;
+    for (const std::string& name : probe.tensors) {
+      if (!call.has(name)) return invalid_argument("values: " + call.op + " has no tensor '" + name + "'");
+      if (at >= probe.args.size()) return invalid_argument("values: no values given for tensor '" + name + "'");
+      const auto count = static_cast<std::size_t>(probe.args[at++]);
+      if (count == 0 || at + count > probe.args.size())
+        return invalid_argument("values: tensor '" + name + "' needs at least one value");
+      Tensor& t = call.t(name);
+      for (std::int64_t j = 0; j < t.numel(); ++j) t.set(j, probe.args[at + static_cast<std::size_t>(j) % count]);
+      at += count;
+    }
+    return ok_status();
+  }
   if (p == "oob") return invalid_argument("probe 'oob' applies to indexing ops, not " + call.op);
   return invalid_argument("unknown probe '" + p +
-                          "' (known: nan, inf, neg_inf, nonfinite, subnormal, zero, saturation, mantissa, offset, oob)");
+                          "' (known: nan, inf, neg_inf, nonfinite, subnormal, zero, saturation, mantissa, offset, "
+                          "values, oob)");
 }
 
 }  // namespace ops::detail

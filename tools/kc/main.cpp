@@ -155,6 +155,9 @@ options (check):
 
 options (ladder):
   --level N            climb at most to level N (1..4, default 4)
+  --pin FILE           write each shrunk L3 counterexample to FILE as a regression contract: the
+                       contract with its config and inputs fixed to the counterexample
+                       (`inject values(...)`), id CONTRACT-PIN-<hash>
   --inputs N           L3 random inputs per obligation (default 10000)
   --exhaustive-fp32    opt-in L4 job: all 2^32 fp32 inputs of unary kernels, every bf16
                        pair of 2-element kernels (multi-threaded; prints coverage and time)
@@ -193,6 +196,7 @@ struct Args {
   std::string affected;
   std::string dir;
   std::string from, notes;  ///< retest-plan (--to is its new version)
+  std::string pin;          ///< ladder --pin FILE
   kc::ladder::LadderRequest ladder;
   std::optional<kc::sanitizer::Tool> sanitizer;  ///< --compute-sanitizer
   std::vector<std::string> argv;                 ///< the arguments as given, for the sanitizer's re-run
@@ -259,6 +263,8 @@ int parse_args(int argc, char** argv, Args* a) {
       a->request.impls.push_back(x);
     } else if (s == "--suite") {
       if (!value(&a->request.suite)) return usage_error("--suite needs a suite name (`kc list suites`)");
+    } else if (s == "--pin") {
+      if (!value(&a->pin)) return usage_error("--pin needs a file for the regression contracts");
     } else if (s == "--from") {
       if (!value(&a->from)) return usage_error("--from needs a version");
     } else if (s == "--notes") {
@@ -1017,6 +1023,37 @@ int cmd_ladder(Args& a) {
   const auto r = kc::ladder::run_ladder(a.ladder);
   std::cout << kc::ladder::render_ladder(r);
   std::cout << "evidence: " << a.ladder.evidence_path << "\n";
+  if (!a.pin.empty()) {
+    // Every shrunk counterexample becomes a regression contract of its own.
+    const auto loaded = kc::engine::load_contracts(a.ladder.check.paths);
+    std::string text, ids;
+    for (const auto& k : r.kernels)
+      for (const auto& rung : k.rungs) {
+        if (!rung.shrunk) continue;
+        for (const auto& c : loaded.contracts) {
+          if (c.id != k.contract) continue;
+          auto pinned = kc::ladder::pin_counterexample(c, *rung.shrunk, k.impl);
+          if (!pinned.ok()) {
+            std::cerr << "kc: --pin: " << pinned.status().message() << "\n";
+            return kExitUsage;
+          }
+          text += (text.empty() ? "" : "\n") + pinned->text;
+          ids += (ids.empty() ? "" : ", ") + pinned->id;
+        }
+      }
+    if (text.empty()) {
+      std::cout << "--pin: no counterexample to pin; " << a.pin << " not written\n";
+    } else {
+      std::ofstream out(a.pin, std::ios::binary | std::ios::trunc);
+      out << text;
+      out.close();
+      if (!out) {
+        std::cerr << "kc: --pin: cannot write " << a.pin << "\n";
+        return kExitInternal;
+      }
+      std::cout << "pinned as regression contracts in " << a.pin << ": " << ids << "\n";
+    }
+  }
   return r.exit_code();
 }
 

@@ -2,13 +2,16 @@
 // bugs it must catch (calibration/ladder.cpp), the shrunk counterexamples
 // asserted to be minimal, the evidence store and `kc status`.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include "kc/ladder.h"
 #include "engine/plan.h"
+#include "engine/select.h"
 #include "ladder/domain.h"
 
 namespace kc::ladder {
@@ -119,6 +122,51 @@ TEST(LadderProperty, TileBugShrinksToExactlySevenColumnsOfZeros) {
   six.shapes["x"] = {1, 6};
   six.inputs["x"].assign(6, 0.0);
   EXPECT_FALSE(f.fails("calib.softmax_tile7", six));
+}
+
+// A shrunk counterexample pinned into a regression contract: it parses,
+// fixes the config and the inputs, catches the kernel it came from, and
+// passes an honest kernel in scope.
+TEST(LadderPin, TheShrunkCounterexampleBecomesARegressionContract) {
+  for (const auto& [file, id, bad, good] :
+       {std::tuple<std::string, std::string, std::string, std::string>{
+            "contracts/blas/KC-SOFTMAX-01.kc", "KC-SOFTMAX-01", "calib.softmax_tile7", "ref.softmax"},
+        {"contracts/elementwise/KC-UNARY-01.kc", "KC-UNARY-01", "calib.gelu_erf_cutoff5", "ref.tanh"}}) {
+    Fixture f(file, id);
+    const RungResult r = f.rung(Level::kProperty, bad);
+    ASSERT_TRUE(r.shrunk) << r.summary;
+    auto pinned = pin_counterexample(f.contract, *r.shrunk, bad);
+    ASSERT_TRUE(pinned.ok()) << pinned.status().message();
+    EXPECT_EQ(pinned->id.rfind(id + "-PIN-", 0), 0u) << pinned->id;
+    EXPECT_NE(pinned->text.find("inject values(x, "), std::string::npos) << pinned->text;
+    // The same counterexample pins to the same id.
+    EXPECT_EQ(pin_counterexample(f.contract, *r.shrunk, bad)->id, pinned->id);
+
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("kc_pin_" + std::to_string(getpid()) + "_" + id + ".kc")).string();
+    std::ofstream(path) << pinned->text;
+    engine::CheckRequest req;
+    req.paths = {path};
+    req.isolation = isolate::Mode::kNone;
+    req.impls = {bad, good};
+    const auto result = engine::run_check(req, f.registry);
+    ASSERT_FALSE(engine::any_error(result.diagnostics)) << pinned->text;
+    int judged = 0;
+    for (const auto& c : result.cases) {
+      if (c.impl == bad) {
+        EXPECT_EQ(c.verdict, engine::Verdict::kViolation) << c.reason << "\n" << pinned->text;
+        EXPECT_NE(c.repro.find(r.shrunk->config.substr(r.shrunk->config.find(' ') + 1)), std::string::npos)
+            << c.repro;
+        ++judged;
+      }
+      if (c.impl == good) {
+        EXPECT_EQ(c.verdict, engine::Verdict::kConforming) << c.reason << "\n" << pinned->text;
+        ++judged;
+      }
+    }
+    EXPECT_EQ(judged, 2);
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(LadderProperty, RefKernelConformsOnRandomInputs) {

@@ -318,6 +318,10 @@ TEST(Names, EveryProbeOfTheTableIsOneTheOpsApply) {
     Probe probe;
     probe.name = std::string(p.name);
     if (p.name == "offset") probe.args = {100};
+    if (p.name == "values") {  // values(x, 2.5): the plan lays it out as [count, values...] per tensor
+      probe.tensors = {"x"};
+      probe.args = {1, 2.5};
+    }
     Rng rng(7);
     const Status s = op->apply_probe(*call, probe, rng);
     EXPECT_TRUE(s.ok()) << p.name << ": " << s.to_string();
