@@ -14,4 +14,12 @@ namespace kc::backends::opencl_testing {
 /// calling process.
 Status run_overflowing_write(std::int64_t n, std::int64_t overrun);
 
+/// CLBlastSscal (alpha 3) of n elements 2.0 placed at element offset `placed`
+/// of a device buffer (canary before and after, as the clblast.*_offset impls
+/// place their vectors), called with x_offset `passed`. OK when the canary
+/// is intact and every element came back 6; GUARD_OVERWRITTEN(x, before) when
+/// passed < placed, (x, after) when passed > placed; kUnimplemented without
+/// CLBlast. Initialises OpenCL in the calling process.
+Status run_clblast_scal_at(std::int64_t n, std::int64_t placed, std::int64_t passed);
+
 }  // namespace kc::backends::opencl_testing

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kc/backend.h"
@@ -144,6 +146,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Smoke{"contracts/blas/KC-RED-01.kc", "clblast.sasum"},
                       Smoke{"contracts/blas/KC-IAMAX-01.kc", "clblast.isamax"},
                       Smoke{"contracts/blas/KC-SCAL-01.kc", "clblast.sscal"},
+                      Smoke{"contracts/blas/KC-RED-01.kc", "clblast.sdot_offset"},
+                      Smoke{"contracts/blas/KC-RED-01.kc", "clblast.snrm2_offset"},
+                      Smoke{"contracts/blas/KC-RED-01.kc", "clblast.sasum_offset"},
+                      Smoke{"contracts/blas/KC-SCAL-01.kc", "clblast.sscal_offset"},
                       Smoke{"contracts/blas/KC-SOFTMAX-01.kc", "opencl.softmax"},
                       Smoke{"contracts/blas/KC-SOFTMAX-01.kc", "opencl.log_softmax"},
                       Smoke{"contracts/classes/C-EXC-02.kc", "opencl.gather"},
@@ -479,6 +485,180 @@ TEST(OpenclIncidentReplay, LeftOutUnlessNamed) {
     good_ran = good_ran || c.impl == "opencl.gather";
   }
   EXPECT_TRUE(good_ran);
+}
+
+// --- CLBlast level 1: buffer offsets, 0-based index, declared rules.
+
+bool have_clblast() {
+  for (const auto& i : backends::make_opencl_backend()->impls())
+    if (i->declaration().name == "clblast.sdot") return true;
+  return false;
+}
+
+#define KC_SKIP_WITHOUT_CLBLAST()                                     \
+  do {                                                                \
+    KC_SKIP_WITHOUT_OPENCL();                                         \
+    if (!have_clblast()) GTEST_SKIP() << "kc was built without CLBlast"; \
+  } while (0)
+
+const Declaration* find_decl(const std::vector<std::shared_ptr<const Impl>>& impls, const std::string& name) {
+  for (const auto& i : impls)
+    if (i->declaration().name == name) return &i->declaration();
+  return nullptr;
+}
+
+// Each level-1 routine comes twice, the _offset twin declaring where it puts
+// its buffers; the rules are the ones CLBlast's kernels support: sscal
+// multiplies at alpha = 0, isamax's NaN rule is none of the reference's, snrm2
+// does not scale, and no routine takes signed increments (size_t x_inc).
+TEST(OpenclClblast, Level1DeclarationsStateOffsetsAndTheKernelsRules) {
+  KC_SKIP_WITHOUT_CLBLAST();
+  const auto impls = backends::make_opencl_backend()->impls();
+  for (const char* r : {"sdot", "snrm2", "sasum", "sscal", "isamax"}) {
+    const std::string base = std::string("clblast.") + r;
+    const Declaration* d = find_decl(impls, base);
+    const Declaration* o = find_decl(impls, base + "_offset");
+    ASSERT_NE(d, nullptr) << base;
+    ASSERT_NE(o, nullptr) << base << "_offset";
+    EXPECT_EQ(d->get("buffer_offsets"), "") << base;
+    EXPECT_NE(o->get("buffer_offsets").find("x 17"), std::string::npos) << o->get("buffer_offsets");
+    for (const char* key : {"increments", "nonpositive_inc", "nrm2_range"}) {
+      EXPECT_EQ(d->get(key), "") << base << " declares " << key;
+      EXPECT_EQ(o->get(key), "") << base << "_offset declares " << key;
+    }
+    for (const char* key : {"scal_alpha_zero", "iamax_nan", "reduction_range"}) EXPECT_EQ(d->get(key), o->get(key));
+  }
+  EXPECT_EQ(find_decl(impls, "clblast.sdot_offset")->get("buffer_offsets"),
+            "x 17, y 5, result 3 elements (canary before and after)");
+  EXPECT_EQ(find_decl(impls, "clblast.sscal")->get("scal_alpha_zero"), "MULTIPLY");
+  EXPECT_EQ(find_decl(impls, "clblast.isamax")->get("iamax_nan"), "UNSPECIFIED");
+  EXPECT_EQ(find_decl(impls, "clblast.snrm2")->get("reduction_range"), "UNSCALED");
+}
+
+// The canary around a vector placed at an element offset: CLBlast given the
+// offset the vector is at leaves it intact; given one less it scales the
+// element before the vector (GUARD_OVERWRITTEN(x, before)), one more the
+// element after it (x, after). Runs in a child, which initialises OpenCL.
+TEST(OpenclClblast, OffsetCanaryCatchesAWrongOffset) {
+  KC_SKIP_WITHOUT_CLBLAST();
+  auto r = run_in_child(
+      []() -> Result<std::string> {
+        std::string out;
+        for (auto [placed, passed] : std::initializer_list<std::pair<int, int>>{{17, 17}, {17, 16}, {17, 18}, {17, 0}}) {
+          const Status s = backends::opencl_testing::run_clblast_scal_at(100, placed, passed);
+          const auto sig = canary::guard_signature(s);
+          out += std::to_string(passed) + ": " + (s.ok() ? "ok" : sig ? sig->to_string() : s.message()) + "\n";
+        }
+        return out;
+      },
+      120, "the OpenCL test child");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(*r,
+            "17: ok\n16: GUARD_OVERWRITTEN(x, before)\n18: GUARD_OVERWRITTEN(x, after)\n"
+            "0: GUARD_OVERWRITTEN(x, before)\n");
+}
+
+std::vector<CaseResult> check_text(const std::string& name, const std::string& text,
+                                   const std::vector<std::string>& impls) {
+  CheckRequest r;
+  r.paths = {write_file(name, text)};
+  r.impls = impls;
+  r.limits.timeout_s = 120;
+  return engine::run_check(r).cases;
+}
+
+// CLBlast 1.5.3's iSAMAX returns the buffer position of the maximum,
+// id * x_inc + x_offset (src/kernels/level1/xamax.opencl), where doc/api.md
+// and kc's iamax give the element index id (0-based): right at x_inc = 1 and
+// offset 0, the position at x_inc = 3, the index plus 17 for the _offset
+// twin. The test pins the defect and that kc passes CLBlast's value on as it
+// is (no 1-based conversion, no correction).
+TEST(OpenclClblast, IsamaxReturnsTheBufferPositionNotTheIndex) {
+  KC_SKIP_WITHOUT_CLBLAST();
+  for (const auto& [inc, impl, scale, shift] :
+       std::initializer_list<std::tuple<int, const char*, double, double>>{
+           {1, "clblast.isamax", 1, 0}, {3, "clblast.isamax", 3, 0}, {1, "clblast.isamax_offset", 1, 17},
+           {3, "clblast.isamax_offset", 3, 17}}) {
+    std::string text =
+        "contract CLB-IAMAX {\n  scope iamax\n"
+        "  pre precision(x) in {FP32} and value_range(x) normal(0, 1)\n"
+        "      and n in {2, 8, 1001} and incx in {" + std::to_string(inc) + "}\n"
+        "  post output out satisfies elementwise_close(out, ref(out))\n"
+        "  tolerance none\n  reference higher_precision FP64\n"
+        "  measure sample 3 random inputs per config\n  violation \"wrong index\"\n}\n";
+    const auto r = check_text("clb_iamax.kc", text, {impl});
+    ASSERT_EQ(r.size(), 1u) << impl;
+    const CaseResult& c = r[0];
+    if (scale == 1 && shift == 0) {
+      EXPECT_EQ(c.verdict, Verdict::kConforming) << describe(c);
+      continue;
+    }
+    EXPECT_EQ(c.verdict, Verdict::kViolation) << describe(c);
+    ASSERT_TRUE(c.evidence.worst.has_value()) << describe(c);
+    EXPECT_EQ(c.evidence.worst->value, scale * c.evidence.worst->reference + shift)
+        << impl << " incx " << inc << ": " << describe(c);
+  }
+}
+
+// The offset twins of the reductions and scal at positive increments (the
+// standard contracts run unit increments only on impls without
+// increments = BLAS): conforming, like the plain routines.
+TEST(OpenclClblast, OffsetsHoldAtPositiveIncrements) {
+  KC_SKIP_WITHOUT_CLBLAST();
+  const std::string common =
+      "  post       output out satisfies elementwise_close(out, ref(out))\n"
+      "  reference  higher_precision FP64\n"
+      "  violation  \"wrong\"\n}\n";
+  const auto dot = check_text("clb_dot.kc",
+                              "contract CLB-DOT {\n  scope dot\n"
+                              "  pre precision(x, y) in {FP32} and value_range(x, y) normal(0, 1)\n"
+                              "      and n in {1, 7, 1000} and incx in {1, 3} and incy in {1, 2}\n"
+                              "  tolerance bound gamma(n + 1, P) * |x|\n"
+                              "  measure sample 2 random inputs per config; compute max bound_ratio; pass if <= 1\n" +
+                                  common,
+                              {"clblast.sdot", "clblast.sdot_offset"});
+  const auto red = check_text("clb_red.kc",
+                              "contract CLB-RED {\n  scope asum, nrm2\n"
+                              "  pre precision(x) in {FP32} and value_range(x) normal(0, 1)\n"
+                              "      and n in {1, 7, 1000} and incx in {1, 3}\n"
+                              "  tolerance bound gamma(n + 1, P) * |x|\n"
+                              "  measure sample 2 random inputs per config; compute max bound_ratio; pass if <= 1\n" +
+                                  common,
+                              {"clblast.sasum", "clblast.sasum_offset", "clblast.snrm2", "clblast.snrm2_offset"});
+  const auto scal = check_text("clb_scal.kc",
+                               "contract CLB-SCAL {\n  scope scal\n"
+                               "  pre precision(x) in {FP32} and value_range(x) normal(0, 1)\n"
+                               "      and alpha in {0.1, -3} and n in {1, 5, 1000} and incx in {1, 3}\n"
+                               "  post       output x satisfies elementwise_close(x, ref(x))\n"
+                               "  tolerance ulp 0\n  reference  higher_precision FP64\n"
+                               "  measure sample 2 random inputs per config; compute max ratio; pass if <= 1\n"
+                               "  violation  \"wrong\"\n}\n",
+                               {"clblast.sscal", "clblast.sscal_offset"});
+  std::size_t n = 0;
+  for (const auto* cases : {&dot, &red, &scal}) {
+    for (const CaseResult& c : *cases) {
+      ++n;
+      EXPECT_EQ(c.verdict, Verdict::kConforming) << describe(c);
+    }
+  }
+  EXPECT_EQ(n, 8u);
+}
+
+// The declared rules, judged: sscal (scal_alpha_zero = MULTIPLY) by
+// KC-SCAL-02 at either offset; snrm2 declares no nrm2_range, isamax's
+// UNSPECIFIED NaN rule no iamax_nan the contracts judge, no routine
+// increments = BLAS: those contracts do not apply.
+TEST(OpenclClblast, DeclaredRulesSelectTheirContracts) {
+  KC_SKIP_WITHOUT_CLBLAST();
+  const CheckResult scal = check("contracts/blas/KC-SCAL-02.kc", {"clblast.sscal", "clblast.sscal_offset"});
+  ASSERT_EQ(scal.cases.size(), 2u);
+  for (const auto& c : scal.cases) EXPECT_EQ(c.verdict, Verdict::kConforming) << describe(c);
+  for (const char* f : {"KC-SCAL-03", "KC-NRM2-01", "KC-NRM2-03", "KC-IAMAX-02", "KC-IAMAX-03", "KC-INC-01",
+                        "KC-INC-02", "KC-INC-03", "KC-INC-04"}) {
+    const CheckResult r = check("contracts/blas/" + std::string(f) + ".kc",
+                                {"clblast.sscal", "clblast.snrm2", "clblast.isamax", "clblast.sdot", "clblast.sasum"});
+    for (const auto& c : r.cases) EXPECT_EQ(c.verdict, Verdict::kNotApplicable) << describe(c);
+  }
 }
 
 }  // namespace
