@@ -54,6 +54,10 @@ void set_child_sandbox(ChildSandbox sandbox);
 /// mounts and its privilege drop), and the loader then opens the file through
 /// library_path(), "/proc/self/fd/N" for a pinned file, else the path itself.
 void note_library_file(const std::string& path);
+
+/// Calls fn(pid, ppid, pgrp) for every process /proc lists, this one
+/// excepted; one that ends while it is read is skipped.
+void for_each_process(const std::function<void(long pid, long ppid, long pgrp)>& fn);
 void pin_library_files();
 std::string library_path(const std::string& path);
 

@@ -1,5 +1,6 @@
 #include "kc/child.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -137,6 +138,31 @@ Result<std::string> run_sandboxed_here(const std::function<Result<std::string>()
 }
 
 void set_child_sandbox(ChildSandbox sandbox) { g_sandbox.store(sandbox); }
+
+void for_each_process(const std::function<void(long pid, long ppid, long pgrp)>& fn) {
+  const long self = getpid();
+  DIR* d = opendir("/proc");
+  if (!d) return;
+  while (const dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == self) continue;
+    char path[64], buf[512];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    const char* rp = std::strrchr(buf, ')');
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (rp && std::sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3) fn(pid, ppid, pgrp);
+  }
+  closedir(d);
+}
 
 void note_library_file(const std::string& path) {
   const int n = std::min(g_file_count.load(std::memory_order_acquire), kMaxLibraryFiles);

@@ -3,7 +3,6 @@
 // the terminal's Ctrl-C never reaches it; kc has to end it).
 #include "kc/interrupt.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -15,6 +14,8 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+
+#include "kc/child.h"
 
 namespace kc {
 
@@ -38,30 +39,12 @@ void on_signal(int sig) {
 /// leads its own group; the kernel process under it dies with it through its
 /// parent-death signal).
 void end_children() {
-  const pid_t self = getpid();
-  DIR* d = opendir("/proc");
-  if (!d) return;
-  while (const dirent* e = readdir(d)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0' || pid == self) continue;
-    char path[64], buf[512];
-    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    const ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) continue;
-    buf[n] = '\0';
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    const char* rp = std::strrchr(buf, ')');
-    char state = 0;
-    long ppid = 0, pgrp = 0;
-    if (!rp || std::sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3 || ppid != self) continue;
+  const long self = getpid();
+  for_each_process([&](long pid, long ppid, long pgrp) {
+    if (ppid != self) return;
     if (pgrp == pid) kill(-static_cast<pid_t>(pid), SIGKILL);
     kill(static_cast<pid_t>(pid), SIGKILL);
-  }
-  closedir(d);
+  });
 }
 
 void watch() {

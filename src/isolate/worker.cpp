@@ -9,7 +9,6 @@
 // thread that serves calls until the socket closes.
 #include "kc/isolate.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -446,28 +445,9 @@ namespace {
 /// in the worker's process group (found through /proc), the worker itself
 /// excepted. With a namespace, its PID 1 does this after every call.
 void sweep_process_group(pid_t pgid) {
-  DIR* d = opendir("/proc");
-  if (!d) return;
-  while (const dirent* e = readdir(d)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0' || pid == pgid) continue;
-    char path[64], buf[512];
-    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    const ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) continue;
-    buf[n] = '\0';
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    const char* rp = std::strrchr(buf, ')');
-    char state = 0;
-    long ppid = 0, pgrp = 0;
-    if (rp && std::sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == pgid)
-      kill(static_cast<pid_t>(pid), SIGKILL);
-  }
-  closedir(d);
+  for_each_process([&](long pid, long, long pgrp) {
+    if (pid != pgid && pgrp == pgid) kill(static_cast<pid_t>(pid), SIGKILL);
+  });
 }
 
 }  // namespace
