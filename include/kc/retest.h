@@ -26,6 +26,10 @@ struct RetestRule {
 /// On error: the message, and *at the offset in `text` it refers to.
 Result<RetestRule> parse_retest(std::string_view text, std::size_t* at = nullptr);
 
+/// The canonical text of a rule: "always", "release_notes {a, b}" (what a
+/// contract stores and prints, so its text reads back the same).
+std::string retest_text(const RetestRule& rule);
+
 /// The contract's rule: its `retest` line, or `always` (declared = false).
 RetestRule retest_rule(const Contract& c);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kc/lang.h"
+#include "kc/retest.h"
 #include "lang/expr_internal.h"
 #include "kc/vocabulary.h"
 #include "lang/names.h"
@@ -1503,6 +1504,12 @@ void parse_meta(std::string_view keyword, const Span& body, Contract* c, Diags& 
     return;
   }
   if (!check_meta_name(keyword, body.trimmed(), value, d)) return;
+  // A retest line is stored in its canonical spelling (spaces inside the
+  // list do not matter), so the printed contract reads back the same.
+  if (keyword == "retest") {
+    c->meta["retest"] = retest_text(*parse_retest(value));
+    return;
+  }
   c->meta[std::string(keyword)] = value;
 }
 

@@ -84,13 +84,26 @@ Result<RetestRule> parse_retest(std::string_view text, std::size_t* at) {
     while (!item.empty() && space(item.front())) item.remove_prefix(1);
     while (!item.empty() && space(item.back())) item.remove_suffix(1);
     if (item.empty() || fold(item).empty()) return fail(j, "empty subsystem in the list");
-    rule.subsystems.emplace_back(item);
+    std::string one;  // inner runs of blanks as one space, as an unquoted line reads
+    for (char ch : item) {
+      if (space(ch)) {
+        if (!one.empty() && one.back() != ' ') one.push_back(' ');
+      } else {
+        one.push_back(ch);
+      }
+    }
+    rule.subsystems.push_back(one);
     j = k + 1;
   }
   std::size_t rest = close + 1;
   while (rest < text.size() && space(text[rest])) ++rest;
   if (rest < text.size()) return fail(rest, "unexpected text after '}'");
   return rule;
+}
+
+std::string retest_text(const RetestRule& rule) {
+  if (rule.subsystems.empty()) return rule.kind;
+  return rule.kind + " {" + lang::detail::join(rule.subsystems, ", ") + "}";
 }
 
 RetestRule retest_rule(const Contract& c) {
