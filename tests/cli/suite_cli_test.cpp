@@ -58,6 +58,14 @@ TEST(SuiteCli, AnUnknownSuiteOrAGlobMatchingNothingIsAUsageError) {
       << r.out;
 }
 
+TEST(SuiteCli, AFlagTheCommandDoesNotReadIsRefused) {
+  auto r = kc("calibrate " + src("contracts/classes/C-EXC-01.kc") + " --suite ci");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--suite belongs to kc check or kc grade, not kc calibrate"), std::string::npos) << r.out;
+  EXPECT_EQ(kc("check " + src("contracts/classes/C-EXC-01.kc") + " --pin /tmp/x.kc").code, 2);
+  EXPECT_EQ(kc("check " + src("contracts/classes/C-EXC-01.kc") + " --from 1.0").code, 2);
+}
+
 TEST(SuiteCli, TheShippedSuitesAreListed) {
   const auto r = kc("list suites");
   ASSERT_EQ(r.code, 0) << r.out;

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -1224,6 +1225,24 @@ int main(int argc, char** argv) {
   if (a.command.empty()) {
     std::cout << help_text();
     return kExitUsage;
+  }
+  // A flag the command would not read is refused, never silently dropped.
+  struct Scoped {
+    const char* flag;
+    bool given;
+    std::vector<std::string> commands;
+  };
+  const Scoped scoped[] = {
+      {"--suite", !a.request.suite.empty(), {"check", "grade"}},
+      {"--pin", !a.pin.empty(), {"ladder"}},
+      {"--from", !a.from.empty(), {"retest-plan"}},
+      {"--notes", !a.notes.empty(), {"retest-plan"}},
+  };
+  for (const auto& f : scoped) {
+    if (!f.given || std::find(f.commands.begin(), f.commands.end(), a.command) != f.commands.end()) continue;
+    std::string where;
+    for (const auto& c : f.commands) where += (where.empty() ? "kc " : " or kc ") + c;
+    return usage_error(std::string(f.flag) + " belongs to " + where + ", not kc " + a.command);
   }
   if (a.command == "check") return cmd_check(a, false);
   if (a.command == "grade") return cmd_check(a, true);
