@@ -57,7 +57,13 @@ class KcError(Exception):
 # ---------------------------------------------------------------- locating kc
 
 def _repo_root() -> Optional[str]:
+    """The kc checkout: the one this file lies in, or the one it was installed from."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if not os.path.isfile(os.path.join(root, "include", "kc", "kc_plugin.h")):
+        try:
+            from kc._checkout import REPO_ROOT as root
+        except ImportError:
+            return None
     return root if os.path.isfile(os.path.join(root, "include", "kc", "kc_plugin.h")) else None
 
 

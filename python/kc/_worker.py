@@ -73,6 +73,9 @@ def _number(text):
 
 def _wants(fn, names):
     """Which of `names` fn takes as keyword arguments (all with **kwargs)."""
+    schema = getattr(getattr(fn, "default", None), "_schema", None)
+    if schema is not None:  # a torch.ops operator: its schema names its arguments
+        return {a.name for a in schema.arguments} & set(names)
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
