@@ -1,0 +1,27 @@
+"""kc.assert_conforms under pytest: a violation is an ordinary test failure
+whose message carries kc's signature, evidence and repro line, in the JUnit XML too."""
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_violation_is_a_pytest_failure_with_evidence(tmp_path):
+    junit = tmp_path / "junit.xml"
+    example = os.path.join(HERE, "examples", "softmax_example_test.py")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", example,
+                          f"--junitxml={junit}"], capture_output=True, text=True, cwd=str(tmp_path))
+    assert run.returncode == 1, run.stdout + run.stderr  # 1: tests failed (not a crash, not a usage error)
+    assert "1 failed, 1 passed" in run.stdout
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert cases["test_softmax_conforms"].find("failure") is None
+    failure = cases["test_softmax_half_conforms"].find("failure")
+    assert failure is not None
+    text = failure.get("message", "") + (failure.text or "")
+    assert "ConformanceError" in text
+    assert "KC-SOFTMAX-01 x py.softmax_half: violation" in text
+    assert "signature: ACCUMULATOR_PRECISION(fp16)" in text
+    assert "worst: y(row " in text
+    assert "repro: kc check " in text and "--impl py.softmax_half" in text and "--plugin " in text
