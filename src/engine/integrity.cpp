@@ -18,6 +18,9 @@ Step Step::worker_failed(CaseRun& c, const isolate::Outcome& o, const std::strin
   res.signatures = {*o.failure};
   res.input_hash = hex64(in_hash);
   res.repro = repro_command(c.contract, c.contract_file, c.decl.name, c.request, config, sample);
+  // What the kernel printed before it died (an assertion, a traceback) is
+  // often the only account of why.
+  for (const auto& n : c.worker.evidence_notes()) c.ev.note(n);
   return end_case(Verdict::kError, o.failure->to_string() + ": " + o.status.message());
 }
 

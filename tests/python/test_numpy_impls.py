@@ -108,3 +108,13 @@ def test_unknown_contract_is_a_usage_error():
     with pytest.raises(kc.KcError) as e:
         kc.check("KC-NO-SUCH-*", impl=s.softmax_stable, op="softmax")
     assert e.value.exit_code == 2
+
+
+def test_impl_that_cannot_load_is_an_error_with_its_traceback(contracts):
+    broken = kc.Impl(name="py.broken", op="softmax", dtypes="FP32", declares="", description="names no function",
+                     module="softmax_impls", file="", qualname="no_such_function", kind="numpy")
+    r = kc.check(contracts("blas/KC-SOFTMAX-01.kc"), impl=broken, samples=1)
+    (case,) = r.cases
+    assert case.verdict == "error" and case.signatures == ["CRASH(exit 70)"], case
+    notes = "\n".join(case.evidence["notes"])
+    assert "cannot load softmax_impls:no_such_function" in notes and "AttributeError" in notes, notes
