@@ -174,6 +174,9 @@ def impl(fn: Optional[Callable] = None, *, op: str, dtypes: Union[str, Iterable[
             raise ValueError("a function typed at the interactive prompt cannot run in a worker: put it in a file")
         kind = kind or "numpy"
         default_name = "py." + getattr(fn, "__name__", "impl")
+    if file and _under_tmp(file):
+        raise ValueError(f"{file} is under /tmp, which kc's workers do not see (each has a private /tmp): "
+                         "put the impl's module elsewhere")
     if kind not in ("numpy", "torch"):
         raise ValueError(f"kind must be 'numpy' or 'torch', not {kind!r}")
     text = dict(name=name or default_name, op=op, dtypes=dtype_text, declares=_declares_text(declares),
@@ -185,11 +188,19 @@ def impl(fn: Optional[Callable] = None, *, op: str, dtypes: Union[str, Iterable[
     return Impl(**text)
 
 
+def _under_tmp(path: str) -> bool:
+    real = os.path.realpath(path)
+    return real == "/tmp" or real.startswith("/tmp/")
+
+
 def _cache_dir() -> str:
     d = os.environ.get("KC_PYTHON_CACHE")
     if not d:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         d = os.path.join(base, "kc", "python")
+    if _under_tmp(d):
+        raise KcError(f"KC_PYTHON_CACHE={d} is under /tmp, which kc's probe and worker processes do not see "
+                      "(each has a private /tmp): choose another directory", EXIT_USAGE, [])
     os.makedirs(d, exist_ok=True)
     return d
 

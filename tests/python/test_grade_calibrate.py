@@ -1,0 +1,43 @@
+"""kc.grade and kc.calibrate: the CLI's reports and tables, as Python objects."""
+import importlib.util
+import json
+import os
+import sys
+
+import pytest
+
+import kc
+import softmax_impls as s
+
+
+def test_grade_writes_the_reports(contracts, tmp_path):
+    r = kc.grade(contracts("blas/KC-SOFTMAX-01.kc"), impl=[s.softmax_stable, s.softmax_fp16], op="softmax",
+                 declares="accumulator = FP64", out=str(tmp_path))
+    assert r.exit_code == 1  # one violation
+    assert {c.impl: c.verdict for c in r.cases} == {"py.softmax_stable": "conforming", "py.softmax_fp16": "violation"}
+    for f in ("report.json", "report.junit.xml", "report.md", "report.html", "trace.jsonl", "record.json"):
+        assert (tmp_path / f).is_file(), f
+    assert json.loads((tmp_path / "report.json").read_text()) == r.report
+    assert "py.softmax_fp16" in r.stdout  # the matrix
+
+
+def test_calibrate_separates_the_trio(contracts):
+    r = kc.calibrate(contracts("blas/KC-SOFTMAX-01.kc"))
+    assert r.exit_code == 0, r.table + r.stderr
+    assert "KC-SOFTMAX-01" in r.table
+
+
+def test_impl_module_under_tmp_is_refused(tmp_path):
+    if not os.path.realpath(str(tmp_path)).startswith("/tmp/"):
+        pytest.skip("pytest's tmp_path is not under /tmp here")
+    mod = tmp_path / "tmp_impl.py"
+    mod.write_text("def f(x):\n    return x\n")
+    spec = importlib.util.spec_from_file_location("tmp_impl", mod)
+    m = importlib.util.module_from_spec(spec)
+    sys.modules["tmp_impl"] = m
+    try:
+        spec.loader.exec_module(m)
+        with pytest.raises(ValueError, match="private /tmp"):
+            kc.impl(m.f, op="softmax")
+    finally:
+        del sys.modules["tmp_impl"]
