@@ -336,7 +336,11 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
                                       plan.fill, plan.probe)
             : std::string();
   if (std::optional<Call> cached = cache ? cache->find_inputs(inputs_key) : std::nullopt) {
+    // The inputs are shared, the config is this impl's: it carries the
+    // declared accumulator (ACC in a tolerance), which the key leaves out.
+    Config own = std::move(s->call.config);
     s->call = std::move(*cached);
+    s->call.config = std::move(own);
   } else {
     c.op.fill(s->call, plan.fill, rng);
     if (plan.probe) {
