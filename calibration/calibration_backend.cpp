@@ -54,6 +54,8 @@ class CalibrationBackend : public Backend {
     add_elementwise_edge_impls(out);
     add_softmax_impls(out);
     add_lowprec_impls(out);
+    add_gemm_numerics_impls(out);
+    add_lowprec_op_impls(out);
     add_range_impls(out);
     return out;
   }

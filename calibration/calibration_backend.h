@@ -58,6 +58,8 @@ void add_elementwise_impls(ImplList& out);  ///< exp, tanh, gated activations, s
 void add_elementwise_edge_impls(ImplList& out);  ///< elementwise exactness trios (elementwise_edge.cpp)
 void add_softmax_impls(ImplList& out);      ///< softmax / log_softmax seeded bugs (softmax.cpp)
 void add_lowprec_impls(ImplList& out);      ///< bf16 GEMM trio (lowprec.cpp)
+void add_gemm_numerics_impls(ImplList& out);  ///< GEMM arithmetic trios, KC-GEMM-NUMERICS (gemm_numerics.cpp)
+void add_lowprec_op_impls(ImplList& out);   ///< FP16/FP8 GEMM, softmax, norms, gelu, sum/mean trios (lowprec_ops.cpp)
 void add_range_impls(ImplList& out);        ///< extreme-magnitude trios, contracts/range (range.cpp)
 
 }  // namespace kc::calibration

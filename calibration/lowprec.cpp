@@ -10,7 +10,8 @@
 // path that keeps the running sum in bf16, declared FP32.
 //
 // And the trios of the low-precision attention contracts (contracts/lowprec/
-// KC-ATTN-LP.kc): bf16 and FP8 E4M3 q, k, v and out, the accumulator declared
+// KC-ATTN-LP.kc): bf16, FP16, FP8 E4M3 and FP8 E5M2 q, k, v and out (the
+// contracts choose which), the accumulator declared
 // FP32, every kernel an online softmax over blocks of 16 keys (FlashAttention's
 // inner loop) unless it says otherwise:
 //   baseline  drops the 1/sqrt(head_dim) score scale: wrong on any test;
@@ -121,8 +122,8 @@ void online_rows(const std::vector<float>& scores, const std::vector<double>& v,
 Status lowprec_attention(Call& call, LpAttention variant) {
   const ops::AttentionShape s = ops::attention_shape(call);
   const DType storage = call.t("q").dtype();
-  if (storage != DType::kBF16 && storage != DType::kFP8E4M3)
-    return unimplemented("this calibration attention is bf16 and FP8 E4M3 only");
+  if (storage != DType::kBF16 && storage != DType::kF16 && storage != DType::kFP8E4M3 && storage != DType::kFP8E5M2)
+    return unimplemented("this calibration attention is bf16, FP16, FP8 E4M3 and FP8 E5M2 only");
   const std::vector<double> q = call.t("q").to_doubles(), k = call.t("k").to_doubles(), v = call.t("v").to_doubles();
   Tensor& out = call.t("out");
   const float scale = variant == LpAttention::kUnscaled ? 1.0f : static_cast<float>(s.scale);
@@ -179,7 +180,8 @@ Status lowprec_attention(Call& call, LpAttention variant) {
 
 Declaration lowprec_attention_decl(const char* name, const char* description) {
   Declaration d = calib_decl(name, "attention", description);
-  d.dtypes = {DType::kBF16, DType::kFP8E4M3};  // bf16 first: the visible test's precision
+  // bf16 first: the visible test's precision.
+  d.dtypes = {DType::kBF16, DType::kFP8E4M3, DType::kF16, DType::kFP8E5M2};
   d.accumulator = DType::kF32;
   d.determinism = Determinism::kBitwise;
   return d;
@@ -195,18 +197,18 @@ void add_lowprec_impls(ImplList& out) {
   };
   static const Entry kAttention[] = {
       {"calib.attention_lp_unscaled", LpAttention::kUnscaled,
-       "KC-ATTN-LP baseline: bf16/FP8 attention without the 1/sqrt(head_dim) score scale"},
+       "KC-ATTN-LP baseline: bf16/fp16/FP8 attention without the 1/sqrt(head_dim) score scale"},
       {"calib.attention_lp_storage_acc", LpAttention::kStorageAccumulator,
-       "KC-ATTN-LP-01 bad: bf16/FP8 online-softmax attention keeping its output accumulator in the storage format "
+       "KC-ATTN-LP-01 bad: bf16/fp16/FP8 online-softmax attention keeping its output accumulator in the storage format "
        "between 16-key blocks; declares accumulator = FP32"},
       {"calib.attention_lp_no_remainder", LpAttention::kNoRemainder,
-       "KC-ATTN-LP-02 bad: bf16/FP8 attention whose score loop is 16 wide without a remainder (head_dim 63 reads "
+       "KC-ATTN-LP-02 bad: bf16/fp16/FP8 attention whose score loop is 16 wide without a remainder (head_dim 63 reads "
        "48 dimensions)"},
       {"calib.attention_lp_unordered_merge", LpAttention::kUnorderedMerge,
-       "KC-ATTN-LP-03 bad: bf16/FP8 split-KV attention merging its 4 key chunks in an order that changes per call; "
+       "KC-ATTN-LP-03 bad: bf16/fp16/FP8 split-KV attention merging its 4 key chunks in an order that changes per call; "
        "declares BITWISE"},
       {"calib.attention_lp_fp32", LpAttention::kFp32,
-       "KC-ATTN-LP good: bf16/FP8 online-softmax attention with FP32 scores, softmax and accumulator, out rounded "
+       "KC-ATTN-LP good: bf16/fp16/FP8 online-softmax attention with FP32 scores, softmax and accumulator, out rounded "
        "once"},
   };
   for (const Entry& e : kAttention)

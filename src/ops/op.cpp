@@ -223,7 +223,18 @@ Result<std::vector<double>> Op::magnitude(const Call& call, const std::string& o
 double Op::accumulation_length(const Call& call) const { return 1; }
 
 double Op::underflow_allowance(const Call& call) const {
-  return (accumulation_length(call) + 2) * underflow_unit(call.config.dtype);
+  // A storage format narrower than FP32 (FP16, bf16, FP8) whose impl declares
+  // a wider accumulator: the arithmetic, and so its underflow, happens in the
+  // accumulator, with one more underflow for the store of the result (as
+  // attention and matmul charge it). Charging (L + 2) FP16 underflows (2^-25
+  // each) to a softmax of 1000 columns would allow about 3e-5 absolute, more
+  // than half an ulp of its outputs. FP32 and FP64 storage keep the rule below.
+  const DType store = call.config.dtype;
+  const DTypeInfo& info = dtype_info(store);
+  if (info.is_float && info.mantissa_bits < dtype_info(DType::kF32).mantissa_bits && call.config.accumulator &&
+      dtype_info(*call.config.accumulator).mantissa_bits > info.mantissa_bits)
+    return (accumulation_length(call) + 2) * underflow_unit(*call.config.accumulator) + underflow_unit(store);
+  return (accumulation_length(call) + 2) * underflow_unit(store);
 }
 
 double gemm_underflow_allowance(double k, double alpha, DType p) {
