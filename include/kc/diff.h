@@ -25,6 +25,7 @@ inline constexpr const char* kBaselineFormat = "kc-baseline/1";
 /// One contract x impl case of a run record.
 struct RecordCase {
   std::string contract, contract_hash, impl, backend, backend_version;
+  std::string contract_file;  ///< the contract's file as the run loaded it
   std::string verdict;  ///< engine::verdict_name
   std::string reason;
   std::vector<std::string> signatures;  ///< as printed: "SATURATION(65504)"
@@ -36,6 +37,10 @@ struct RecordCase {
   std::map<std::string, std::string> facts;
   std::optional<engine::CaseResult::Timing> timing;
   std::string repro;
+  double seconds = -1;  ///< wall time of the case (-1: not recorded); --shard-balance reads it
+  /// Position in the run's plan (contracts in load order, then impls), before
+  /// any --shard split; -1 in records that predate it. kc merge orders by it.
+  std::int64_t contract_index = -1, plan_index = -1;
   /// "contract|impl": the key two records are compared by.
   std::string key() const { return contract + "|" + impl; }
 };
@@ -55,10 +60,27 @@ struct RecordRun {
   int timing_calls = 0;
 };
 
+/// Which plan a run belongs to, and which part of it it ran (docs/scale-out.md).
+struct RecordPlan {
+  /// SHA-256 of what decides the plan's cases and their inputs: the options that
+  /// change samples or verdicts (seed, samples, config, sample, fast, timing,
+  /// isolation, contract filters, suite) and each planned contract's content hash.
+  std::string fingerprint;
+  /// SHA-256 of the impl selection: --impl/--backend filters and the impl names
+  /// the plan holds. Shards restricted to different backends (GPU nodes, CPU
+  /// nodes) share the fingerprint and differ here.
+  std::string selection;
+  std::int64_t planned = 0;  ///< cases of the whole plan of this selection, all shards together
+  std::string shard;         ///< "I/N", empty: the whole plan
+  std::string shard_source;  ///< where I/N came from ("--shard 1/4", "SLURM_ARRAY_TASK_ID")
+  std::vector<std::string> selection_filters;  ///< the --impl/--backend filters, as given
+};
+
 struct RunRecord {
   std::string format = kRecordFormat;
   std::string kc_version, created, host;
   RecordRun run;
+  RecordPlan plan;
   std::vector<RecordBackend> backends;
   std::vector<RecordCase> cases;
   std::string source;  ///< the file it was read from (not written)

@@ -21,6 +21,7 @@
 #include "kc/lang.h"
 #include "kc/model.h"
 #include "kc/op.h"
+#include "kc/shard.h"
 #include "kc/status.h"
 
 namespace kc::engine {
@@ -83,6 +84,9 @@ struct CaseResult {
   std::string input_hash;            ///< hash of the inputs of the worst case
   std::string repro;                 ///< one-line command that reproduces this case
   double seconds = 0;
+  /// Where the case stands in the run's plan before any --shard split: its
+  /// contract's position among the loaded contracts, and its own.
+  std::size_t contract_index = 0, plan_index = 0;
   /// SHA-256 over the output tensors' bytes of every sample's first call, in
   /// plan order (docs/diff.md); empty when no call returned outputs.
   std::string output_hash;
@@ -178,6 +182,13 @@ struct CheckRequest {
   /// call of run_case alone that leaves it empty finds no alternate stack (the
   /// case is then not_applicable, never judged against the FP64 oracle).
   std::shared_ptr<const std::vector<ReferenceImpl>> reference_impls;
+  /// --shard I/N: run only the plan cases kc::shard::assign gives shard I
+  /// (kc/shard.h); the others are not planned here. Unset: the whole plan.
+  std::optional<shard::Shard> shard;
+  /// --shard-balance: an earlier run's case durations ("contract|impl" ->
+  /// seconds) that the split balances by; empty: round robin.
+  std::map<std::string, double> shard_durations;
+  std::string shard_balance;  ///< where they were read from (a run identity option)
 };
 
 struct CheckResult {
@@ -197,7 +208,12 @@ struct CheckResult {
   /// SIGINT or SIGTERM stopped the run (kc/interrupt.h): `cases` holds only
   /// what finished before it; exit code ExitCode::kInterrupted.
   bool interrupted = false;
-  std::size_t planned = 0;   ///< cases in the run's plan
+  std::size_t planned = 0;   ///< cases in the run's plan (this shard's, with --shard)
+  /// The plan before any --shard split: its size and fingerprints (kc/diff.h
+  /// RecordPlan says what each covers).
+  std::size_t plan_total = 0;
+  std::string plan_fingerprint, selection_fingerprint;
+  std::optional<shard::Shard> shard;
   std::size_t resumed = 0;   ///< of `cases`, read back from the trace (--resume)
   /// Cases judged: conforming, violation or error verdicts.
   std::size_t judged() const;

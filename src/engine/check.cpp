@@ -130,6 +130,39 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
     if (!selected(suite_contracts, loaded.contracts[ci].id)) continue;
     for (const auto& e : entries) jobs.push_back({ci, &e});
   }
+  // The plan's identity, then this shard's part of it (kc/shard.h).
+  std::vector<std::size_t> plan_index(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) plan_index[i] = i;
+  {
+    std::vector<std::string> impl_names;
+    for (const auto& e : entries) impl_names.push_back(e.impl->declaration().name);
+    std::vector<std::pair<std::string, std::string>> planned_contracts;
+    for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci)
+      if (selected(request.contracts, loaded.contracts[ci].id) && selected(suite_contracts, loaded.contracts[ci].id))
+        planned_contracts.emplace_back(loaded.contracts[ci].id, loaded.contracts[ci].content_hash());
+    result.plan_fingerprint = plan_fingerprint(request, planned_contracts);
+    result.selection_fingerprint = selection_fingerprint(request, impl_names);
+    result.plan_total = jobs.size();
+  }
+  if (request.shard) {
+    result.shard = request.shard;
+    std::vector<double> seconds(jobs.size(), -1.0);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const auto it = request.shard_durations.find(loaded.contracts[jobs[i].contract].id + "|" +
+                                                   jobs[i].entry->impl->declaration().name);
+      if (it != request.shard_durations.end()) seconds[i] = it->second;
+    }
+    const std::vector<int> owner = shard::assign(seconds, request.shard->count);
+    std::vector<Job> mine;
+    std::vector<std::size_t> mine_index;
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (owner[i] == request.shard->index) {
+        mine.push_back(jobs[i]);
+        mine_index.push_back(i);
+      }
+    jobs = std::move(mine);
+    plan_index = std::move(mine_index);
+  }
   const std::size_t total = jobs.size();
   std::vector<CaseResult> results(total);
   result.cases.reserve(total);
@@ -163,6 +196,8 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
       }
       if (from_trace[it->second]) continue;  // a case recorded twice: the first record stands
       from_trace[it->second] = 1;
+      c.contract_index = jobs[it->second].contract;
+      c.plan_index = plan_index[it->second];
       results[it->second] = std::move(c);
       ++result.resumed;
     }
@@ -182,6 +217,8 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
         const Job& j = jobs[i];
         results[i] = run_case(loaded.contracts[j.contract], loaded.files[j.contract], *j.entry->impl,
                               j.entry->info ? *j.entry->info : kUnknown, request);
+        results[i].contract_index = j.contract;
+        results[i].plan_index = plan_index[i];
         if (interrupted()) not_run[i] = 1;
       },
       [&](std::size_t i) {

@@ -1,6 +1,7 @@
 // Resuming a run: the run state file and reading the interrupted run's records back.
 #include "engine/resume.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "kc/report.h"
@@ -54,7 +55,30 @@ std::vector<std::pair<std::string, std::string>> run_identity(const CheckRequest
       {"--backend", joined(r.backends)},
       {"--suite", r.suite},
       {"--plugin", joined(plugins)},
+      {"--shard", r.shard ? r.shard->text() : ""},
+      {"--shard-balance", r.shard_balance.empty() ? "" : absolute_path(r.shard_balance)},
   };
+}
+
+std::string plan_fingerprint(const CheckRequest& request,
+                             const std::vector<std::pair<std::string, std::string>>& contracts) {
+  // Not the paths (machines mount the checkout in different places: the
+  // contract hashes stand for the files), not the impl selection (shards on
+  // GPU and CPU nodes select different backends), not the shard itself.
+  static const char* const kNotPlan[] = {"paths", "--impl", "--backend", "--plugin", "--shard", "--shard-balance"};
+  std::string text = "kc-plan/1\n";
+  for (const auto& [k, v] : run_identity(request)) {
+    if (std::find(std::begin(kNotPlan), std::end(kNotPlan), k) != std::end(kNotPlan)) continue;
+    text += k + "=" + v + "\n";
+  }
+  for (const auto& [id, hash] : contracts) text += "contract " + id + " " + hash + "\n";
+  return report::sha256_hex(text);
+}
+
+std::string selection_fingerprint(const CheckRequest& request, const std::vector<std::string>& impl_names) {
+  std::string text = "kc-selection/1\n--impl=" + joined(request.impls) + "\n--backend=" + joined(request.backends) + "\n";
+  for (const auto& n : impl_names) text += "impl " + n + "\n";
+  return report::sha256_hex(text);
 }
 
 Status write_run_state(const CheckRequest& request, std::size_t records_before, const std::string& hash_before) {

@@ -22,6 +22,14 @@ std::string run_state_path(const std::string& trace_path);
 /// (paths, --contract, --impl, --backend, --suite, --plugin).
 std::vector<std::pair<std::string, std::string>> run_identity(const CheckRequest& request);
 
+/// The plan's fingerprint (kc/diff.h RecordPlan::fingerprint): the options of
+/// run_identity that decide samples and verdicts, without the impl selection
+/// and paths, and the planned contracts' ids and content hashes in plan order.
+std::string plan_fingerprint(const CheckRequest& request,
+                             const std::vector<std::pair<std::string, std::string>>& contracts);
+/// The selection's fingerprint: --impl and --backend filters and the planned impl names.
+std::string selection_fingerprint(const CheckRequest& request, const std::vector<std::string>& impl_names);
+
 /// Writes the run state of a run that starts appending to a trace holding
 /// `records_before` records, the last with hash `hash_before`.
 Status write_run_state(const CheckRequest& request, std::size_t records_before, const std::string& hash_before);

@@ -27,11 +27,21 @@ RunRecord make_record(const engine::CheckResult& result, const engine::CheckRequ
   if (request.sample_index) r.run.sample = std::to_string(*request.sample_index);
   r.run.fast = request.fast;
   r.run.timing_calls = request.timing_calls;
+  r.plan.fingerprint = result.plan_fingerprint;
+  r.plan.selection = result.selection_fingerprint;
+  r.plan.planned = static_cast<std::int64_t>(result.plan_total);
+  if (result.shard) {
+    r.plan.shard = result.shard->text();
+    r.plan.shard_source = result.shard->source;
+  }
+  for (const auto& f : request.impls) r.plan.selection_filters.push_back("--impl " + f);
+  for (const auto& f : request.backends) r.plan.selection_filters.push_back("--backend " + f);
   for (const auto& b : result.backends) r.backends.push_back({b.name, b.version, b.reason, b.available});
   for (const auto& c : result.cases) {
     RecordCase rc;
     rc.contract = c.contract_id;
     rc.contract_hash = c.contract_hash;
+    rc.contract_file = c.contract_file;
     rc.impl = c.impl;
     rc.backend = c.backend;
     rc.backend_version = c.backend_version;
@@ -49,6 +59,9 @@ RunRecord make_record(const engine::CheckResult& result, const engine::CheckRequ
     rc.facts = c.facts;
     rc.timing = c.timing;
     rc.repro = c.repro;
+    rc.seconds = c.seconds;
+    rc.contract_index = static_cast<std::int64_t>(c.contract_index);
+    rc.plan_index = static_cast<std::int64_t>(c.plan_index);
     r.cases.push_back(std::move(rc));
   }
   return r;
@@ -65,6 +78,13 @@ std::string render_record(const RunRecord& r) {
   w.field("seed", r.run.seed).field("samples", r.run.samples).field("config", r.run.config);
   w.field("sample", r.run.sample).field("fast", r.run.fast).field("timing_calls", r.run.timing_calls);
   w.end_object();
+  w.key("plan").begin_object();
+  w.field("fingerprint", r.plan.fingerprint).field("selection", r.plan.selection).field("planned", r.plan.planned);
+  w.field("shard", r.plan.shard).field("shard_source", r.plan.shard_source);
+  w.key("selection_filters").begin_array();
+  for (const auto& f : r.plan.selection_filters) w.value(f);
+  w.end_array();
+  w.end_object();
   w.key("backends").begin_array();
   for (const auto& b : r.backends) {
     w.begin_object();
@@ -75,7 +95,7 @@ std::string render_record(const RunRecord& r) {
   w.key("cases").begin_array();
   for (const auto& c : r.cases) {
     w.begin_object();
-    w.field("contract", c.contract).field("contract_hash", c.contract_hash);
+    w.field("contract", c.contract).field("contract_hash", c.contract_hash).field("contract_file", c.contract_file);
     w.field("impl", c.impl).field("backend", c.backend).field("backend_version", c.backend_version);
     w.field("verdict", c.verdict);
     w.key("signatures").begin_array();
@@ -93,6 +113,7 @@ std::string render_record(const RunRecord& r) {
     w.end_object();
     write_timing(w, c.timing);
     w.field("repro", c.repro);
+    w.field("seconds", c.seconds).field("contract_index", c.contract_index).field("plan_index", c.plan_index);
     w.end_object();
   }
   w.end_array();
@@ -131,6 +152,17 @@ Result<RunRecord> read_record(const std::string& path_in) {
     KC_ASSIGN_OR_RETURN(double tc, doc.number(run, "timing_calls", true));
     r.run.timing_calls = static_cast<int>(tc);
   }
+  if (const YAML::Node p = root["plan"]; p && p.IsMap()) {
+    KC_ASSIGN_OR_RETURN(r.plan.fingerprint, doc.str(p, "fingerprint", true));
+    KC_ASSIGN_OR_RETURN(r.plan.selection, doc.str(p, "selection", true));
+    KC_ASSIGN_OR_RETURN(double planned, doc.number(p, "planned", true));
+    r.plan.planned = static_cast<std::int64_t>(planned);
+    KC_ASSIGN_OR_RETURN(r.plan.shard, doc.str(p, "shard", true));
+    KC_ASSIGN_OR_RETURN(r.plan.shard_source, doc.str(p, "shard_source", true));
+    if (p["selection_filters"]) {
+      KC_ASSIGN_OR_RETURN(r.plan.selection_filters, doc.strings(p, "selection_filters"));
+    }
+  }
   if (const YAML::Node bs = root["backends"]; bs && bs.IsSequence())
     for (const auto& b : bs) {
       RecordBackend rb;
@@ -152,6 +184,7 @@ Result<RunRecord> read_record(const std::string& path_in) {
       return doc.error(n["verdict"], "unknown verdict '" + c.verdict + "'",
                        "one of " + enum_choices(engine::verdict_table()));
     KC_ASSIGN_OR_RETURN(c.contract_hash, doc.str(n, "contract_hash", true));
+    KC_ASSIGN_OR_RETURN(c.contract_file, doc.str(n, "contract_file", true));
     KC_ASSIGN_OR_RETURN(c.backend, doc.str(n, "backend", true));
     KC_ASSIGN_OR_RETURN(c.backend_version, doc.str(n, "backend_version", true));
     KC_ASSIGN_OR_RETURN(c.reason, doc.str(n, "reason", true));
@@ -159,6 +192,17 @@ Result<RunRecord> read_record(const std::string& path_in) {
     KC_ASSIGN_OR_RETURN(c.output_hash, doc.str(n, "output_hash", true));
     KC_ASSIGN_OR_RETURN(c.repro, doc.str(n, "repro", true));
     KC_ASSIGN_OR_RETURN(c.signatures, doc.strings(n, "signatures"));
+    if (n["seconds"]) {
+      KC_ASSIGN_OR_RETURN(c.seconds, doc.number(n, "seconds"));
+    }
+    if (n["contract_index"]) {
+      KC_ASSIGN_OR_RETURN(double ci, doc.number(n, "contract_index"));
+      c.contract_index = static_cast<std::int64_t>(ci);
+    }
+    if (n["plan_index"]) {
+      KC_ASSIGN_OR_RETURN(double pi, doc.number(n, "plan_index"));
+      c.plan_index = static_cast<std::int64_t>(pi);
+    }
     if (const YAML::Node b = n["bound_ratio"]; b && b.IsMap()) {
       KC_ASSIGN_OR_RETURN(c.metric, doc.str(b, "metric", true));
       KC_ASSIGN_OR_RETURN(c.max, doc.number(b, "max", true));

@@ -24,6 +24,7 @@
 #include "kc/lang.h"
 #include "kc/lint.h"
 #include "kc/memcheck.h"
+#include "kc/merge.h"
 #include "kc/obligation.h"
 #include "kc/op.h"
 #include "kc/oracle_options.h"
@@ -31,6 +32,7 @@
 #include "kc/report.h"
 #include "kc/retest.h"
 #include "kc/sanitizer.h"
+#include "kc/shard.h"
 #include "kc/signature.h"
 #include "kc/train_config.h"
 #include "kc/vocabulary.h"
@@ -86,6 +88,11 @@ commands:
                        kernels); records evidence in DIR/ladder.jsonl (--out DIR)
   status [--dir DIR]   per contract x impl: the ladder level reached and the evidence behind it
   graph [PATHS...]     the contract dependency DAG (`depends` lines): --format mermaid|dot|json
+  merge DIR... --out DIR
+                       put the run directories of one plan's shards (--shard) back together:
+                       one matrix, grade, report set, record and trace, in the unsharded run's
+                       order; refuses other plans, names missing shards, keeps the later of a
+                       retried one (docs/scale-out.md)
   retest-plan --from OLD --to NEW [--notes FILE] [PATHS...]
                        which contracts an update of a library from OLD to NEW must run again,
                        from each contract's `retest` line (always | release_notes {...} |
@@ -143,6 +150,15 @@ options (check, grade, calibrate):
                        one row escapes K probes with probability <= 2^-K)
   --fast-samples S     with --fast: sampled elements (matmul) or query rows (attention),
                        default 64
+  --shard I/N          (check, grade) run only shard I (from 0) of N of the plan; every shard
+                       of one plan splits it the same way, so N machines run each case once;
+                       `kc merge` joins their --out directories. auto: I and N from Slurm
+                       (SLURM_ARRAY_TASK_ID/COUNT), Kubernetes (JOB_COMPLETION_INDEX and
+                       KC_SHARD_COUNT), GoogleTest (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS) or
+                       KC_SHARD_INDEX/KC_SHARD_COUNT. Give the shards of GPU and CPU nodes
+                       different --backend filters to place them (docs/scale-out.md)
+  --shard-balance RUN  with --shard: split by the case durations of an earlier run (its
+                       directory or record.json) instead of round robin
   --allow-empty        exit 0 when no case was judged (every case not_applicable,
                        under_specified or skipped); by default such a run exits 4
 
@@ -198,6 +214,7 @@ struct Args {
   std::string dir;
   std::string from, notes;  ///< retest-plan (--to is its new version)
   std::string pin;          ///< ladder --pin FILE
+  std::string shard;        ///< --shard I/N | auto
   kc::ladder::LadderRequest ladder;
   std::optional<kc::sanitizer::Tool> sanitizer;  ///< --compute-sanitizer
   std::vector<std::string> argv;                 ///< the arguments as given, for the sanitizer's re-run
@@ -304,6 +321,11 @@ int parse_args(int argc, char** argv, Args* a) {
                            "' (table | json | junit | md | html; graph: mermaid | dot | json)");
     } else if (s == "--trace") {
       if (!value(&a->request.trace_path)) return usage_error("--trace needs a file");
+    } else if (s == "--shard") {
+      if (!value(&a->shard)) return usage_error("--shard needs I/N (shard I, from 0, of N) or auto");
+    } else if (s == "--shard-balance") {
+      if (!value(&a->request.shard_balance))
+        return usage_error("--shard-balance needs an earlier run's directory or record.json");
     } else if (s == "--resume") {
       if (!value(&a->resume)) return usage_error("--resume needs the run's --out DIR (grade) or trace FILE (check)");
     } else if (s == "--out") {
@@ -577,12 +599,47 @@ std::string resume_command(const Args& a, const std::string& target) {
   return cmd + " --resume " + quote(target);
 }
 
+/// --shard I/N or auto (kc/shard.h), and --shard-balance's durations.
+int resolve_shard(Args& a) {
+  auto sh = a.shard == "auto" ? kc::shard::from_environment() : kc::shard::parse(a.shard);
+  if (!sh.ok()) return usage_error(sh.status().message());
+  a.request.shard = *sh;
+  // GoogleTest's runner asks a sharding-aware program to create this file.
+  if (!sh->status_file.empty())
+    if (kc::Status s = kc::report::write_file(sh->status_file, ""); !s.ok()) {
+      std::cerr << "kc: cannot write " << s.message() << "\n";
+      return kExitInternal;
+    }
+  if (!a.request.shard_balance.empty()) {
+    auto d = kc::shard::read_durations(a.request.shard_balance);
+    if (!d.ok()) return usage_error("--shard-balance " + d.status().message());
+    a.request.shard_durations = std::move(*d);
+  }
+  std::cerr << "kc: shard " << sh->text() << " (" << sh->source << ")\n";
+  return -1;
+}
+
+/// The matrix on stdout and the report set in DIR (kc grade, kc merge).
+void write_reports(CheckResult& r, const std::string& dir, bool color) {
+  std::cout << kc::report::render_matrix(r, color);
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {dir + "/report.json", kc::report::render_json(r)},
+      {dir + "/report.junit.xml", kc::report::render_junit(r)},
+      {dir + "/report.md", kc::report::render_markdown(r)},
+      {dir + "/report.html", kc::report::render_html(r)},
+  };
+  for (const auto& [path, content] : files)
+    if (kc::Status s = kc::report::write_file(path, content); !s.ok()) r.write_errors.push_back(s.message());
+}
+
 int cmd_check(Args& a, bool grade) {
   a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
   if (!a.resume.empty())
     if (int rc = resolve_resume(a, grade); rc >= 0) return rc;
   if (!a.affected.empty())
     if (int rc = select_affected(a); rc >= 0) return rc;
+  if (!a.shard.empty())
+    if (int rc = resolve_shard(a); rc >= 0) return rc;
   a.request.progress = isatty(STDERR_FILENO) != 0;
   if (grade && a.request.trace_path.empty()) a.request.trace_path = a.out + "/trace.jsonl";
   if (grade) {
@@ -650,16 +707,7 @@ int cmd_check(Args& a, bool grade) {
   if (valgrind)
     if (int rc = run_under_valgrind(a, r); rc >= 0) return rc;
   if (grade) {
-    std::cout << kc::report::render_matrix(r, a.color);
-    const std::vector<std::pair<std::string, std::string>> files = {
-        {a.out + "/report.json", kc::report::render_json(r)},
-        {a.out + "/report.junit.xml", kc::report::render_junit(r)},
-        {a.out + "/report.md", kc::report::render_markdown(r)},
-        {a.out + "/report.html", kc::report::render_html(r)},
-    };
-    for (const auto& [path, content] : files) {
-      if (kc::Status s = kc::report::write_file(path, content); !s.ok()) r.write_errors.push_back(s.message());
-    }
+    write_reports(r, a.out, a.color);
     std::cout << "\nreports: " << a.out << "/report.{json,junit.xml,md,html}, trace: " << a.request.trace_path
               << ", run record: " << a.out << "/record.json\n";
     const kc::engine::SampleCacheStats& u = r.reuse;
@@ -1102,6 +1150,54 @@ int cmd_verify_trace(const Args& a) {
 /// `kc retest-plan --from V --to V [--notes FILE] [PATHS]`: which contracts an
 /// update of the library from V to V must run again (kc/retest.h).
 /// kc diff OLD NEW: two run records compared per contract x impl.
+/// kc merge DIR... --out DIR: the shards of one plan as one run (docs/scale-out.md).
+int cmd_merge(Args& a) {
+  if (a.positional.size() < 1) return usage_error("merge needs the run directories of the shards");
+  if (!a.out_given) return usage_error("merge needs --out DIR for the merged run");
+  auto m = kc::report::merge_runs(a.positional);
+  if (!m.ok()) {
+    std::cerr << "kc: merge: " << m.status().message() << "\n";
+    return kExitUsage;
+  }
+  CheckResult& r = m->result;
+  const std::string trace_path = a.out + "/trace.jsonl";
+  std::error_code ec;
+  if (std::filesystem::exists(trace_path, ec))
+    return usage_error("merge: " + trace_path + " exists; the merged trace starts a new chain: give a new --out");
+  if (kc::Status s = kc::report::write_file(a.out + "/.kc", "kc report directory\n"); !s.ok()) {
+    std::cerr << "kc: cannot write " << s.message() << "\n";
+    return kExitInternal;
+  }
+  for (const auto& n : m->notes) std::cerr << "kc: merge: " << n << "\n";
+  // One chain over the merged run, in plan order; each shard's own chain was verified.
+  auto trace = kc::report::TraceWriter::open(trace_path);
+  if (!trace.ok()) {
+    std::cerr << "kc: cannot write " << trace.status().message() << "\n";
+    return kExitInternal;
+  }
+  for (const auto& c : r.cases) {
+    if (c.verdict == kc::engine::Verdict::kNotApplicable) continue;
+    if (kc::Status s = trace->append(c); !s.ok()) {
+      r.write_errors.push_back(s.message());
+      break;
+    }
+  }
+  r.trace_path = trace_path;
+  r.trace_last_hash = trace->last_hash();
+  write_reports(r, a.out, a.color);
+  if (kc::Status s = kc::report::write_file(a.out + "/record.json",
+                                            kc::report::render_record(kc::report::merged_record(*m)));
+      !s.ok())
+    r.write_errors.push_back(s.message());
+  std::cout << "\nmerged " << m->shards.size() << " shard runs: " << r.cases.size() << " cases of plan "
+            << r.plan_fingerprint.substr(0, 12) << "...\nreports: " << a.out
+            << "/report.{json,junit.xml,md,html}, trace: " << trace_path << ", run record: " << a.out << "/record.json\n";
+  if (const std::string why = r.nothing_judged(); !why.empty()) std::cerr << "kc: " << why << "\n";
+  std::cerr << "kc: trace " << trace_path << " last hash " << r.trace_last_hash << "\n";
+  for (const auto& e : r.write_errors) std::cerr << "kc: cannot write " << e << "\n";
+  return r.exit_code();
+}
+
 int cmd_diff(const Args& a) {
   if (a.positional.size() != 2) return usage_error("diff needs two run records: kc diff OLD NEW (directories or record.json)");
   if (a.format != "table" && a.format != "json") return usage_error("diff --format must be table or json");
@@ -1237,6 +1333,8 @@ int main(int argc, char** argv) {
       {"--pin", !a.pin.empty(), {"ladder"}},
       {"--from", !a.from.empty(), {"retest-plan"}},
       {"--notes", !a.notes.empty(), {"retest-plan"}},
+      {"--shard", !a.shard.empty(), {"check", "grade"}},
+      {"--shard-balance", !a.request.shard_balance.empty(), {"check", "grade"}},
   };
   for (const auto& f : scoped) {
     if (!f.given || std::find(f.commands.begin(), f.commands.end(), a.command) != f.commands.end()) continue;
@@ -1261,9 +1359,10 @@ int main(int argc, char** argv) {
   if (a.command == "retest-plan") return cmd_retest_plan(a);
   if (a.command == "diff") return cmd_diff(a);
   if (a.command == "baseline") return cmd_baseline(a);
+  if (a.command == "merge") return cmd_merge(a);
   const std::vector<std::string> commands = {"check", "grade", "calibrate", "lint", "fmt", "list", "backends", "explain",
                                              "verify-trace", "vet", "config-check", "ladder", "status", "graph",
-                                             "retest-plan", "diff", "baseline"};
+                                             "retest-plan", "diff", "baseline", "merge"};
   std::string near = kc::lang::nearest_word(a.command, commands);
   return usage_error("unknown command '" + a.command + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
 }

@@ -1,0 +1,190 @@
+// --shard and kc merge end to end: shards of one plan merged give the
+// unsharded run's record case by case; other plans, missing shards and
+// retried shards are handled as docs/scale-out.md says.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_util.h"
+
+namespace {
+
+using kc_cli_test::run_command;
+using kc_cli_test::run_kc;
+namespace fs = std::filesystem;
+
+const std::string kContracts = std::string(KC_SOURCE_DIR) + "/contracts/blas/KC-GEMM-01.kc " + KC_SOURCE_DIR +
+                               "/contracts/blas/KC-IAMAX-01.kc " + KC_SOURCE_DIR + "/contracts/blas/KC-CSCAL-01.kc";
+const std::string kBackends = "--backend ref --backend refblas";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Each case of a record as one line: contract, impl, verdict, signatures,
+/// output hash, bound-ratio max (what must not change by sharding), in order.
+std::vector<std::string> case_lines(const fs::path& dir) {
+  const std::string text = slurp(dir / "record.json");
+  std::vector<std::string> out;
+  const std::string start = "\"contract\": ";
+  for (std::size_t at = text.find(start); at != std::string::npos; at = text.find(start, at + 1)) {
+    const std::size_t end = text.find("\"repro\"", at);
+    std::string c = text.substr(at, end - at);
+    // Drop what is per machine or per run: the contract file path and the time.
+    for (const char* key : {"\"contract_file\"", "\"seconds\""}) {
+      const std::size_t k = c.find(key);
+      if (k != std::string::npos) c.erase(k, c.find('\n', k) - k);
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+class ShardCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kc-shard-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  kc_cli_test::CommandRun grade(const std::string& extra, const std::string& out) {
+    return run_kc("grade " + kContracts + " " + kBackends + " " + extra + " --out " + (dir_ / out).string());
+  }
+  fs::path dir_;
+};
+
+TEST_F(ShardCli, MergedShardsEqualTheUnshardedRun) {
+  ASSERT_EQ(grade("", "full").code, 0);
+  for (int i = 0; i < 3; ++i) {
+    const auto r = grade("--shard " + std::to_string(i) + "/3", "s" + std::to_string(i));
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("shard " + std::to_string(i) + "/3"), std::string::npos);
+  }
+  // Shards partition the plan: their case counts add up, none is empty.
+  std::size_t sum = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto n = case_lines(dir_ / ("s" + std::to_string(i))).size();
+    EXPECT_GT(n, 0u);
+    sum += n;
+  }
+  const auto full = case_lines(dir_ / "full");
+  EXPECT_EQ(sum, full.size());
+  // Given in any order, the merge gives the plan's order.
+  const auto m = run_kc("merge " + (dir_ / "s2").string() + " " + (dir_ / "s0").string() + " " +
+                        (dir_ / "s1").string() + " --out " + (dir_ / "merged").string());
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_NE(m.out.find("merged 3 shard runs"), std::string::npos) << m.out;
+  EXPECT_EQ(case_lines(dir_ / "merged"), full);
+  // The merged trace is one valid chain with the judged cases of the full run.
+  const auto v = run_kc("verify-trace " + (dir_ / "merged" / "trace.jsonl").string());
+  EXPECT_EQ(v.code, 0) << v.out;
+  const auto vf = run_kc("verify-trace " + (dir_ / "full" / "trace.jsonl").string());
+  // "FILE: N records, chain intact": the count, without the file.
+  const auto count = [](const std::string& s) {
+    const std::size_t colon = s.find(": ");
+    return colon == std::string::npos ? s : s.substr(colon, s.find(" record") - colon);
+  };
+  EXPECT_EQ(count(v.out), count(vf.out)) << v.out << vf.out;
+  // The same matrix as the full run's.
+  const auto table = [](const std::string& md) { return md.substr(md.find("## Matrix")); };
+  EXPECT_EQ(table(slurp(dir_ / "merged" / "report.md")), table(slurp(dir_ / "full" / "report.md")));
+}
+
+TEST_F(ShardCli, ShardsPlacedByBackendMergeIntoTheWholeRun) {
+  ASSERT_EQ(grade("", "full").code, 0);
+  // ref on one node, refblas split over two: two selections of one plan.
+  ASSERT_EQ(run_kc("grade " + kContracts + " --backend ref --out " + (dir_ / "ref").string()).code, 0);
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(run_kc("grade " + kContracts + " --backend refblas --shard " + std::to_string(i) + "/2 --out " +
+                     (dir_ / ("blas" + std::to_string(i))).string())
+                  .code,
+              0);
+  const auto m = run_kc("merge " + (dir_ / "ref").string() + " " + (dir_ / "blas0").string() + " " +
+                        (dir_ / "blas1").string() + " --out " + (dir_ / "merged").string());
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_EQ(case_lines(dir_ / "merged"), case_lines(dir_ / "full"));
+  // A missing shard of a selection is named.
+  const auto missing = run_kc("merge " + (dir_ / "ref").string() + " " + (dir_ / "blas1").string() + " --out " +
+                              (dir_ / "m2").string());
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.out.find("missing shard 0/2 of the selection --backend refblas"), std::string::npos)
+      << missing.out;
+}
+
+TEST_F(ShardCli, AnotherPlanIsRefusedAndARetriedShardKeepsTheLaterRun) {
+  ASSERT_EQ(grade("--shard 0/2", "a0").code, 0);
+  ASSERT_EQ(grade("--shard 1/2", "a1").code, 0);
+  ASSERT_EQ(grade("--shard 1/2 --seed 7", "b1").code, 0);
+  const auto other = run_kc("merge " + (dir_ / "a0").string() + " " + (dir_ / "b1").string() + " --out " +
+                            (dir_ / "m").string());
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.out.find("ran another plan"), std::string::npos) << other.out;
+  // Shard 1 retried: both given, the later one is kept and the merge says so.
+  ASSERT_EQ(grade("--shard 1/2", "a1-retry").code, 0);
+  const auto retried = run_kc("merge " + (dir_ / "a0").string() + " " + (dir_ / "a1").string() + " " +
+                              (dir_ / "a1-retry").string() + " --out " + (dir_ / "m").string());
+  EXPECT_EQ(retried.code, 0) << retried.out;
+  EXPECT_NE(retried.out.find("given twice"), std::string::npos) << retried.out;
+  // A merged directory is not merged over.
+  const auto again = run_kc("merge " + (dir_ / "a0").string() + " " + (dir_ / "a1").string() + " --out " +
+                            (dir_ / "m").string());
+  EXPECT_EQ(again.code, 2);
+  // A record whose trace was edited is refused (the shard's chain is verified).
+  std::string t = slurp(dir_ / "a0" / "trace.jsonl");
+  const std::size_t at = t.find("\"conforming\"");
+  ASSERT_NE(at, std::string::npos);
+  t.replace(at, 12, "\"violation\"");
+  std::ofstream(dir_ / "a0" / "trace.jsonl") << t;
+  const auto forged = run_kc("merge " + (dir_ / "a0").string() + " " + (dir_ / "a1").string() + " --out " +
+                             (dir_ / "m3").string());
+  EXPECT_EQ(forged.code, 2) << forged.out;
+}
+
+TEST_F(ShardCli, SchedulersVariablesGiveTheShard) {
+  const fs::path status = dir_ / "gtest-status";
+  const auto g = run_command("GTEST_SHARD_INDEX=1 GTEST_TOTAL_SHARDS=2 GTEST_SHARD_STATUS_FILE=" + status.string() +
+                             " " + KC_BIN + " grade " + kContracts + " " + kBackends + " --shard auto --out " +
+                             (dir_ / "g").string());
+  EXPECT_EQ(g.code, 0) << g.out;
+  EXPECT_NE(g.out.find("shard 1/2 (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)"), std::string::npos) << g.out;
+  EXPECT_TRUE(fs::exists(status));
+  const auto s = run_command("SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_MIN=3 SLURM_ARRAY_TASK_MAX=4 "
+                             "SLURM_ARRAY_TASK_COUNT=2 " +
+                             std::string(KC_BIN) + " grade " + kContracts + " " + kBackends +
+                             " --shard auto --out " + (dir_ / "s").string());
+  EXPECT_EQ(s.code, 0) << s.out;
+  EXPECT_NE(s.out.find("shard 1/2 (SLURM_ARRAY_TASK_ID)"), std::string::npos) << s.out;
+  EXPECT_EQ(case_lines(dir_ / "g"), case_lines(dir_ / "s"));
+  const auto none = run_command("env -u SLURM_ARRAY_TASK_ID " + std::string(KC_BIN) + " grade " + kContracts +
+                                " --shard auto --out " + (dir_ / "n").string());
+  EXPECT_EQ(none.code, 2) << none.out;
+  // A flag the command does not read is refused.
+  EXPECT_EQ(run_kc("lint " + kContracts + " --shard 0/2").code, 2);
+}
+
+TEST_F(ShardCli, DurationsOfAnEarlierRunBalanceTheSplit) {
+  ASSERT_EQ(grade("", "full").code, 0);
+  std::size_t sum = 0;
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = "b" + std::to_string(i);
+    const auto r = grade("--shard " + std::to_string(i) + "/2 --shard-balance " + (dir_ / "full").string(), out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    sum += case_lines(dir_ / out).size();
+  }
+  EXPECT_EQ(sum, case_lines(dir_ / "full").size());
+  const auto m = run_kc("merge " + (dir_ / "b0").string() + " " + (dir_ / "b1").string() + " --out " +
+                        (dir_ / "m").string());
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_EQ(case_lines(dir_ / "m"), case_lines(dir_ / "full"));
+}
+
+}  // namespace
