@@ -177,6 +177,9 @@ def impl(fn: Optional[Callable] = None, *, op: str, dtypes: Union[str, Iterable[
     if file and _under_tmp(file):
         raise ValueError(f"{file} is under /tmp, which kc's workers do not see (each has a private /tmp): "
                          "put the impl's module elsewhere")
+    if file and os.geteuid() == 0 and not _nobody_can_read(file):
+        raise ValueError(f"{file} is not readable by user nobody, which kc's workers become when kc runs as "
+                         "root: put the module where every user can read it")
     if kind not in ("numpy", "torch"):
         raise ValueError(f"kind must be 'numpy' or 'torch', not {kind!r}")
     text = dict(name=name or default_name, op=op, dtypes=dtype_text, declares=_declares_text(declares),
@@ -193,15 +196,39 @@ def _under_tmp(path: str) -> bool:
     return real == "/tmp" or real.startswith("/tmp/")
 
 
+def _nobody_can_read(path: str) -> bool:
+    """Whether user nobody can read `path`: kc's workers (and the probe that
+    reads a plugin's table) become nobody when kc runs as root."""
+    real = os.path.realpath(path)
+    try:
+        if not os.stat(real).st_mode & 0o004:
+            return False
+        d = os.path.dirname(real)
+        while True:
+            if not os.stat(d).st_mode & 0o001:
+                return False
+            if d == "/":
+                return True
+            d = os.path.dirname(d)
+    except OSError:
+        return False
+
+
 def _cache_dir() -> str:
     d = os.environ.get("KC_PYTHON_CACHE")
+    if not d and os.geteuid() == 0:
+        d = "/var/cache/kc/python"  # root's home is not readable by the workers' user, nobody
     if not d:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         d = os.path.join(base, "kc", "python")
     if _under_tmp(d):
         raise KcError(f"KC_PYTHON_CACHE={d} is under /tmp, which kc's probe and worker processes do not see "
                       "(each has a private /tmp): choose another directory", EXIT_USAGE, [])
-    os.makedirs(d, exist_ok=True)
+    os.makedirs(d, mode=0o755, exist_ok=True)
+    if os.geteuid() == 0 and not _nobody_can_read(d):
+        raise KcError(f"the manifest cache {d} is not readable by user nobody, which kc's probe and workers "
+                      "become when kc runs as root: set KC_PYTHON_CACHE to a directory every user can read",
+                      EXIT_USAGE, [])
     return d
 
 
@@ -220,7 +247,9 @@ def _plugin_for(impls: Sequence[Impl]) -> str:
     naming these impls (docs/python.md).
     """
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    paths = [here] + [p for p in sys.path if p and os.path.isdir(p) and p != here]
+    # The caller's sys.path ("" is its working directory), so the worker
+    # imports the impl's module, and what it imports, from where the caller did.
+    paths = [here] + [os.path.abspath(p or os.getcwd()) for p in sys.path if os.path.isdir(p or ".") and p != here]
     lines = ["kc-python-manifest 1"] + [f"path\t{os.path.abspath(p)}" for p in paths]
     for i in impls:
         lines.append("\t".join(["impl", i.name, i.op, i.dtypes, i.declares, i.description, i.module, i.file,
@@ -337,7 +366,14 @@ class CalibrationResult:
 
 # ---------------------------------------------------------------- running kc
 
+def _not_in_worker_import() -> None:
+    if "kc._worker" in sys.modules:
+        # In a worker, importing the impl's module: its top-level kc run stops the import here.
+        sys.modules["kc._worker"].refuse_run_while_importing()
+
+
 def _run(args: Sequence[str], timeout: Optional[float] = None) -> subprocess.CompletedProcess:
+    _not_in_worker_import()
     cmd = [find_kc(), *args]
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
@@ -353,6 +389,7 @@ def _listify(x) -> list:
 
 def _selection(contracts, contract, impl_arg, impls, op, dtypes, declares, kind, backend):
     """Command-line words for the paths, contract globs and impls asked for."""
+    _not_in_worker_import()
     args, paths, ids = [], [], _listify(contract)
     for c in _listify(contracts):
         (paths if os.path.exists(c) else ids).append(c)

@@ -33,6 +33,45 @@ class _LoadError(Exception):
     pass
 
 
+class StopModule(BaseException):
+    """Raised by kc.check() and the other runs when a worker imports a module
+    that calls them at its top level (a script without a __main__ guard): the
+    import stops there, keeping what the module defined before that call."""
+
+
+_importing = False
+
+
+def refuse_run_while_importing():
+    if _importing:
+        raise StopModule()
+
+
+def _exec_module(spec, name):
+    global _importing
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    _importing = True
+    try:
+        spec.loader.exec_module(mod)
+    except StopModule:
+        pass
+    finally:
+        _importing = False
+    return mod
+
+
+def _import(module):
+    global _importing
+    _importing = True
+    try:
+        return importlib.import_module(module)
+    except StopModule:
+        return sys.modules[module]
+    finally:
+        _importing = False
+
+
 def _resolve(module, file, qualname):
     key = (module, file, qualname)
     if key in _callables:
@@ -41,12 +80,16 @@ def _resolve(module, file, qualname):
         if module == "__main__":
             # A script's functions: import the file under another name, so its
             # `if __name__ == "__main__":` block does not run again here.
-            spec = importlib.util.spec_from_file_location("__kc_main__", file)
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules["__kc_main__"] = mod
-            spec.loader.exec_module(mod)
+            mod = _exec_module(importlib.util.spec_from_file_location("__kc_main__", file), "__kc_main__")
         else:
-            mod = importlib.import_module(module)
+            try:
+                mod = _import(module)
+            except ModuleNotFoundError as e:
+                if e.name != module.split(".")[0] or not file:
+                    raise
+                # Not on the path the caller had (a test file pytest imported
+                # by its own rules): load the file the caller loaded.
+                mod = _exec_module(importlib.util.spec_from_file_location(module, file), module)
         if qualname.startswith("torch.ops."):
             import torch
             obj = torch.ops

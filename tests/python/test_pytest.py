@@ -1,6 +1,7 @@
 """kc.assert_conforms under pytest: a violation is an ordinary test failure
 whose message carries kc's signature, evidence and repro line, in the JUnit XML too."""
 import os
+import shlex
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -25,3 +26,18 @@ def test_violation_is_a_pytest_failure_with_evidence(tmp_path):
     assert "signature: ACCUMULATOR_PRECISION(fp16)" in text
     assert "worst: y(row " in text
     assert "repro: kc check " in text and "--impl py.softmax_half" in text and "--plugin " in text
+
+
+def test_script_without_main_guard(tmp_path):
+    """The README's example: a script whose top level calls kc.check."""
+    run = subprocess.run([sys.executable, os.path.join(HERE, "examples", "script_example.py")],
+                         capture_output=True, text=True, cwd=str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "violation ACCUMULATOR_PRECISION(fp16)", run.stdout
+    repro = shlex.split(lines[1])
+    assert repro[0] == "kc" and "--plugin" in repro
+    # The repro line reruns the case from a shell, with no Python session.
+    import kc
+    again = subprocess.run([kc.find_kc(), *repro[1:]], capture_output=True, text=True)
+    assert again.returncode == 1 and "ACCUMULATOR_PRECISION(fp16)" in again.stdout, again.stdout + again.stderr
