@@ -26,8 +26,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <mutex>  // Pool::busy_
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>  // getpid: the worker pool is rebuilt in a forked child
 
 #include <immintrin.h>  // the 16-lane path's masked loads
 
@@ -49,6 +53,11 @@ typedef std::int64_t L4 __attribute__((vector_size(32)));
 typedef std::int32_t I8 __attribute__((vector_size(32)));
 
 #define KC_INLINE [[gnu::always_inline]] inline
+// The register tiles' loops over rows and probes run to compile-time counts and
+// must be unrolled for their accumulators to live in registers: GCC unrolls them
+// at -O3 but not at -O2 (RelWithDebInfo), where the tiles kept their sums in
+// memory, a load and a store around every FMA.
+#define KC_UNROLL _Pragma("GCC unroll 16")
 
 constexpr std::int64_t kPanel = 16;     // rows per panel (dot form)
 constexpr std::int64_t kColBlock = 256; // columns per block (dot form): 10 probes = 20 KiB of L1
@@ -129,22 +138,22 @@ template <int R, int P, bool kAbs>
 KC_INLINE void dot_tile(const float* const* rows, const double* const* vs, std::int64_t len4, V4* acc,
                         int lda) {
   V4 a[R][P];
-  for (int r = 0; r < R; ++r)
-    for (int p = 0; p < P; ++p) a[r][p] = acc[r * lda + p];
+  KC_UNROLL for (int r = 0; r < R; ++r)
+    KC_UNROLL for (int p = 0; p < P; ++p) a[r][p] = acc[r * lda + p];
   for (std::int64_t j = 0; j < len4; j += 4) {
     V4 x[R];
-    for (int r = 0; r < R; ++r) {
+    KC_UNROLL for (int r = 0; r < R; ++r) {
       x[r] = widen(rows[r] + j);
       if constexpr (kAbs) x[r] = abs4(x[r]);
     }
-    for (int p = 0; p < P; ++p) {
+    KC_UNROLL for (int p = 0; p < P; ++p) {
       V4 y;
       std::memcpy(&y, vs[p] + j, sizeof y);
-      for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
+      KC_UNROLL for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int p = 0; p < P; ++p) acc[r * lda + p] = a[r][p];
+  KC_UNROLL for (int r = 0; r < R; ++r)
+    KC_UNROLL for (int p = 0; p < P; ++p) acc[r * lda + p] = a[r][p];
 }
 
 /// The FP32 block form of dot_tile: acc[r * lda + p] += sum_j rows[r][j] vs[p][j]
@@ -156,16 +165,16 @@ template <int R, int P, bool kMag>
 KC_INLINE void dot_tile32(const float* const* rows, const float* const* ahead, const float* const* vs, const float* wa,
                           std::int64_t len8, V4* acc, int lda, F8* mag) {
   F8 a[R][P], mg[R];
-  for (int r = 0; r < R; ++r) {
-    for (int p = 0; p < P; ++p) a[r][p] = F8{0, 0, 0, 0, 0, 0, 0, 0};
+  KC_UNROLL for (int r = 0; r < R; ++r) {
+    KC_UNROLL for (int p = 0; p < P; ++p) a[r][p] = F8{0, 0, 0, 0, 0, 0, 0, 0};
     if constexpr (kMag) mg[r] = mag[r];
   }
   for (std::int64_t j = 0; j < len8; j += 8) {
     if (ahead != nullptr && j % 16 == 0)  // one prefetch per cache line
-      for (int r = 0; r < R; ++r) __builtin_prefetch(ahead[r] + j, 0, 3);
+      KC_UNROLL for (int r = 0; r < R; ++r) __builtin_prefetch(ahead[r] + j, 0, 3);
     F8 x[R];
-    for (int r = 0; r < R; ++r) x[r] = load8(rows[r] + j);
-    for (int p = 0; p < P; ++p) {
+    KC_UNROLL for (int r = 0; r < R; ++r) x[r] = load8(rows[r] + j);
+    KC_UNROLL for (int p = 0; p < P; ++p) {
       F8 y = load8(vs[p] + j);
 #if defined(__x86_64__)
       // Keep y in a register: GCC otherwise folds the load into every row's
@@ -173,15 +182,15 @@ KC_INLINE void dot_tile32(const float* const* rows, const float* const* ahead, c
       // is bound by this loop's issue rate: ~10% of it, measured).
       asm("" : "+x"(y));
 #endif
-      for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
+      KC_UNROLL for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
     }
     if constexpr (kMag) {
       const F8 w = load8(wa + j);
-      for (int r = 0; r < R; ++r) mg[r] += abs8(x[r]) * w;
+      KC_UNROLL for (int r = 0; r < R; ++r) mg[r] += abs8(x[r]) * w;
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int p = 0; p < P; ++p) {
+  KC_UNROLL for (int r = 0; r < R; ++r) {
+    KC_UNROLL for (int p = 0; p < P; ++p) {
       float lanes[8];
       std::memcpy(lanes, &a[r][p], sizeof lanes);
       acc[r * lda + p] += widen(lanes) + widen(lanes + 4);
@@ -385,16 +394,16 @@ KC_WIDE float hsum16(F16 a) {
 /// One 16-column step of wide_tile: the rows' chunks x against the probe chunks at column j.
 template <int R, int P>
 KC_WIDE void wide_step(const F16* x, const float* pk, std::int64_t j, F16 (*a)[P > 0 ? P : 1], F16* mg, bool with_mag) {
-  for (int p = 0; p < P; ++p) {
+  KC_UNROLL for (int p = 0; p < P; ++p) {
     F16 y = load16(pk + p * kWideBlock + j);
 #if defined(__x86_64__)
     asm("" : "+v"(y));  // one load per probe chunk, not one per row's FMA (dot_tile32)
 #endif
-    for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
+    KC_UNROLL for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
   }
   if (with_mag) {
     const F16 w = load16(pk + P * kWideBlock + j);
-    for (int r = 0; r < R; ++r) mg[r] += abs16(x[r]) * w;
+    KC_UNROLL for (int r = 0; r < R; ++r) mg[r] += abs16(x[r]) * w;
   }
 }
 
@@ -407,23 +416,23 @@ template <int R, int P>
 KC_WIDE void wide_tile(const float* const* rows, const float* const* ahead, const float* pk, std::int64_t len, V8* acc,
                        int lda, F16* mag, bool with_mag) {
   F16 a[R][P > 0 ? P : 1], mg[R], x[R];
-  for (int r = 0; r < R; ++r) {
-    for (int p = 0; p < P; ++p) a[r][p] = F16{};
+  KC_UNROLL for (int r = 0; r < R; ++r) {
+    KC_UNROLL for (int p = 0; p < P; ++p) a[r][p] = F16{};
     mg[r] = mag[r];
   }
   const std::int64_t full = len & ~std::int64_t{15};
   for (std::int64_t j = 0; j < full; j += 16) {
     if (ahead != nullptr)
-      for (int r = 0; r < R; ++r) __builtin_prefetch(ahead[r] + j, 0, 3);
-    for (int r = 0; r < R; ++r) x[r] = load16(rows[r] + j);
+      KC_UNROLL for (int r = 0; r < R; ++r) __builtin_prefetch(ahead[r] + j, 0, 3);
+    KC_UNROLL for (int r = 0; r < R; ++r) x[r] = load16(rows[r] + j);
     wide_step<R, P>(x, pk, j, a, mg, with_mag);
   }
   if (full < len) {  // the packed probes are zero past len, the rows are masked
-    for (int r = 0; r < R; ++r) x[r] = load16_first(rows[r] + full, len - full);
+    KC_UNROLL for (int r = 0; r < R; ++r) x[r] = load16_first(rows[r] + full, len - full);
     wide_step<R, P>(x, pk, full, a, mg, with_mag);
   }
-  for (int r = 0; r < R; ++r) {
-    for (int p = 0; p < P; ++p) {
+  KC_UNROLL for (int r = 0; r < R; ++r) {
+    KC_UNROLL for (int p = 0; p < P; ++p) {
       float lanes[16];
       std::memcpy(lanes, &a[r][p], sizeof lanes);
       acc[r * lda + p] += widen8(lanes) + widen8(lanes + 8);
@@ -528,7 +537,7 @@ KC_INLINE void axpy_tile(const float* const* rows, std::int64_t c0, std::int64_t
                          double* out, std::int64_t ldo) {
   for (std::int64_t c = c0; c < c0 + len4; c += 4) {
     V4 x[R];
-    for (int r = 0; r < R; ++r) {
+    KC_UNROLL for (int r = 0; r < R; ++r) {
       x[r] = widen(rows[r] + c);
       if constexpr (kAbs) x[r] = abs4(x[r]);
     }
@@ -536,7 +545,7 @@ KC_INLINE void axpy_tile(const float* const* rows, std::int64_t c0, std::int64_t
       double* o = out + p * ldo + c;
       V4 s;
       std::memcpy(&s, o, sizeof s);
-      for (int r = 0; r < R; ++r) s += x[r] * bt[r * nv + p];
+      KC_UNROLL for (int r = 0; r < R; ++r) s += x[r] * bt[r * nv + p];
       std::memcpy(o, &s, sizeof s);
     }
   }
@@ -630,6 +639,135 @@ const Fp32Kernel kWidest = widest_fp32_kernel();
 const bool kAvx2 = kWidest != Fp32Kernel::kNone;
 std::atomic<Fp32Kernel> g_fp32_cap{Fp32Kernel::kAvx512};
 
+// ---- worker threads ---------------------------------------------------------
+//
+// A check makes three passes (over C, B and A) in a row, each split over the
+// cores. Starting and joining a std::thread per piece cost tens of
+// microseconds per pass, which at n = 256-512 was as much as the pass itself.
+// The pieces now go to workers kept for the life of the process: a worker
+// that has finished a piece polls for the next job for a short while (the
+// next pass follows within microseconds) and then sleeps on a futex. The
+// pieces are claimed from a shared counter, the caller included, so a worker
+// that is not scheduled (other processes on the cores) never holds up a pass:
+// the caller takes its piece. One job at a time: a second caller running at
+// the same time (kc's parallel cases) does its pass in its own thread.
+// A forked child has none of its parent's threads: the pool is keyed by the
+// process id and rebuilt in a child that uses it.
+
+/// One parallel job: body(piece) for piece in [0, pieces).
+struct Job {
+  void (*run)(const void* ctx, int piece) = nullptr;
+  const void* ctx = nullptr;
+  int pieces = 0;
+};
+
+class Pool {
+ public:
+  explicit Pool(int workers) {
+    for (int t = 0; t < workers; ++t) {
+      try {
+        std::thread(&Pool::work, this).detach();
+      } catch (const std::system_error&) {
+        break;  // fewer workers: the caller claims the pieces nobody else does
+      }
+    }
+  }
+
+  /// Runs the job's pieces on the workers and the calling thread; false (and
+  /// nothing run) when another thread's job is in progress.
+  bool run(const Job& job) {
+    std::unique_lock lock(busy_, std::try_to_lock);
+    if (!lock.owns_lock() || job.pieces >= (1 << kIndexBits)) return false;
+    job_ = job;
+    left_.store(job.pieces, std::memory_order_relaxed);
+    const std::uint32_t gen = (generation_.load(std::memory_order_relaxed) + 1) & kGenMask;
+    pieces_.store(pack(gen, job.pieces, 0), std::memory_order_release);
+    generation_.store(gen, std::memory_order_release);
+    generation_.notify_all();
+    claim(gen);
+    // Wait for pieces claimed by workers: spin first (they are short), then sleep.
+    for (int spin = 0;; ++spin) {
+      const int left = left_.load(std::memory_order_acquire);
+      if (left == 0) break;
+      if (spin < kSpins) pause();
+      else left_.wait(left, std::memory_order_acquire);
+    }
+    return true;
+  }
+
+ private:
+  // ~100 microseconds of polling (a pause is tens of cycles): about the gap
+  // between passes at small n, where sleeping would cost a futex wake each time.
+  static constexpr int kSpins = 4000;
+  // pieces_ holds a job's generation, its piece count and the next piece to
+  // claim in one word, so that a worker can only claim a piece of the job it
+  // woke for, and learns the count without reading job_ (which the next job
+  // may be writing once every piece of this one is done).
+  static constexpr int kIndexBits = 20;
+  static constexpr std::uint32_t kGenMask = (1u << 24) - 1;
+  static std::uint64_t pack(std::uint32_t gen, std::uint64_t pieces, std::uint64_t next) {
+    return std::uint64_t{gen} << (2 * kIndexBits) | pieces << kIndexBits | next;
+  }
+
+  static void pause() {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  /// Claims and runs pieces of generation gen's job until none is left.
+  void claim(std::uint32_t gen) {
+    constexpr std::uint64_t mask = (std::uint64_t{1} << kIndexBits) - 1;
+    std::uint64_t v = pieces_.load(std::memory_order_acquire);
+    for (;;) {
+      const std::uint64_t next = v & mask, pieces = v >> kIndexBits & mask;
+      if ((v >> (2 * kIndexBits)) != gen || next >= pieces) return;
+      if (!pieces_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+      job_.run(job_.ctx, static_cast<int>(next));  // job_ stays put until this piece is counted below
+      if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) left_.notify_all();
+      v = pieces_.load(std::memory_order_acquire);
+    }
+  }
+
+  [[noreturn]] void work() {
+    std::uint32_t seen = generation_.load(std::memory_order_acquire);
+    for (;;) {
+      std::uint32_t now = generation_.load(std::memory_order_acquire);
+      for (int spin = 0; now == seen; ++spin) {
+        if (spin < kSpins) pause();
+        else generation_.wait(seen, std::memory_order_acquire);
+        now = generation_.load(std::memory_order_acquire);
+      }
+      seen = now;
+      claim(now);
+    }
+  }
+
+  std::mutex busy_;
+  Job job_;  // written before pieces_ publishes its generation; read by whoever claims a piece of it
+  std::atomic<std::uint64_t> pieces_{0};
+  std::atomic<int> left_{0};
+  std::atomic<std::uint32_t> generation_{0};
+};
+
+/// The process's pool (hardware threads - 1 workers), built at first use and
+/// again in a forked child; never destroyed (its workers may be waiting at
+/// exit). No lock: a fork while another thread holds one would leave it held
+/// in the child. Two threads that build a pool at once each get one (one is
+/// then never used again); a parent's pool seen in a child has no workers, so
+/// its caller runs every piece itself.
+Pool* pool() {
+  static std::atomic<Pool*> current{nullptr};
+  static std::atomic<pid_t> owner{0};
+  const pid_t pid = getpid();
+  Pool* p = current.load(std::memory_order_acquire);
+  if (p != nullptr && owner.load(std::memory_order_acquire) == pid) return p;
+  p = new Pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1);
+  current.store(p, std::memory_order_release);
+  owner.store(pid, std::memory_order_release);
+  return p;
+}
+
 /// Runs body(begin, end) over [0, n) in `threads` contiguous pieces, each a multiple of `align`.
 template <typename F>
 void parallel_for(std::int64_t n, int threads, std::int64_t align, F body) {
@@ -638,13 +776,20 @@ void parallel_for(std::int64_t n, int threads, std::int64_t align, F body) {
     body(std::int64_t{0}, n);
     return;
   }
-  std::vector<std::thread> pool;
-  for (std::int64_t b = step; b < n; b += step) {
-    const std::int64_t e = std::min(n, b + step);
-    pool.emplace_back([&body, b, e] { body(b, e); });
-  }
-  body(std::int64_t{0}, step);
-  for (auto& th : pool) th.join();
+  struct Ctx {
+    F* body;
+    std::int64_t n, step;
+  } ctx{&body, n, step};
+  Job job;
+  job.ctx = &ctx;
+  job.pieces = static_cast<int>((n + step - 1) / step);
+  job.run = [](const void* c, int piece) {
+    const Ctx& x = *static_cast<const Ctx*>(c);
+    const std::int64_t b = piece * x.step;
+    (*x.body)(b, std::min(x.n, b + x.step));
+  };
+  if (pool()->run(job)) return;
+  for (int piece = 0; piece < job.pieces; ++piece) job.run(job.ctx, piece);  // the pool is busy
 }
 
 }  // namespace
