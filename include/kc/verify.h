@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -79,7 +80,17 @@ struct Options {
   std::int64_t samples = 64;              ///< output elements for the sampled check (0: skip it)
   ErrorModel model = ErrorModel::kWorstCase;
   double lambda = 6;                      ///< confidence parameter of kProbabilistic
-  DType precision = DType::kF32;          ///< the kernel's declared precision: u = unit_roundoff(P)
+  /// The kernel's declared precision: the format A, B and C0 are stored in
+  /// (their values as given are the exact inputs), and, unless set below, the
+  /// accumulator and the output format too.
+  DType precision = DType::kF32;
+  /// The declared accumulator (FP32, FP16, BF16, ...): every rounding before
+  /// the store of C has at most its unit roundoff u_acc, so the model's
+  /// coefficient is g = gamma_(K+2)(u_acc) (docs/verify.md, "Low-precision
+  /// inputs"). Unset: `precision`.
+  std::optional<DType> accumulator;
+  /// The format C is stored in: one rounding of its unit roundoff u_out. Unset: `precision`.
+  std::optional<DType> output;
   double gamma = 0;                       ///< > 0: per-element coefficient used instead of the model's
   double bound_scale = 1;                 ///< multiplies every bound (a contract's `c` in c * gamma)
   std::uint64_t seed = 0x6b63;
@@ -115,6 +126,8 @@ struct Result {
   bool fp32_blocks = false;        ///< the signed sums took the FP32 block path (docs/verify.md)
 
   double gamma = 0;         ///< the per-element coefficient the bounds used
+  double u_out = 0;         ///< unit roundoff of the store of C the bounds used
+  double underflow = 0;     ///< the absolute underflow term per element the bounds used
   double seconds = 0;       ///< wall time of the verification
 };
 
@@ -124,8 +137,11 @@ kc::Result<Result> verify_gemm(const GemmProblem& problem, const Options& option
 
 /// The same for a matmul op call: `inputs` is the call as handed to the impl
 /// (its C is C0), `outputs` the call after the impl ran. FP32, TF32, FP16 and
-/// BF16 tensors are read as floats; FP64 is kUnimplemented (the checks
-/// compute in FP64 and need headroom above the kernel's precision).
+/// BF16 (and FP8) tensors are read as floats; FP64 is kUnimplemented (the checks
+/// compute in FP64 and need headroom above the kernel's precision). The
+/// precision is the call's dtype unless options say otherwise; an accumulator
+/// the impl declares wider than that dtype becomes options.accumulator when
+/// unset (as matmul's underflow allowance counts it).
 kc::Result<Result> verify_matmul(const Call& inputs, const Call& outputs, Options options);
 
 /// The matmul inside a fused op: fused_matmul's C = act(A B + bias) checked as
@@ -154,5 +170,21 @@ kc::Result<Result> verify_attention(const Call& inputs, const Call& outputs, Opt
 
 /// The per-element coefficient of an error model for accumulation length n in precision p.
 double model_gamma(ErrorModel model, double n, DType p, double lambda);
+
+/// The roundings of one term of an output element on its way into the sum, for
+/// the model's gamma_n: K + 2 (K products and additions, the alpha and beta
+/// scalings), one more when a product of two `inputs` values is not exact in
+/// FP32 and is rounded again into an accumulator narrower than FP32. Products
+/// of formats with at most 12 significant bits (bf16, fp16, tf32, fp8) are
+/// exact in FP32 but for underflow, which gemm_bound_underflow counts.
+double gemm_rounding_count(double k, DType inputs, DType accumulator);
+
+/// The absolute underflow allowance per element of the low-precision model:
+/// (max(1, |alpha|) K + 4) lambda_acc as the full check allows it, plus
+/// lambda_out for the store when the output format differs from the
+/// accumulator, plus max(1, |alpha|) K lambda_32 when the accumulator is
+/// narrower than FP32 (a product formed in FP32 may underflow there before it
+/// is rounded into the accumulator). lambda: half a format's smallest subnormal.
+double gemm_bound_underflow(double k, double alpha, DType accumulator, DType output);
 
 }  // namespace kc::verify

@@ -134,6 +134,22 @@ double model_gamma(ErrorModel model, double n, DType p, double lambda) {
   return gamma(n, p);
 }
 
+double gemm_rounding_count(double k, DType inputs, DType accumulator) {
+  // A product of two values with s significant bits has at most 2 s of them:
+  // exact in FP32 (24) for s <= 12, barring underflow.
+  const bool exact_products = dtype_info(inputs).mantissa_bits + 1 <= 12;
+  const bool narrow_acc = unit_roundoff(accumulator) > unit_roundoff(DType::kF32);
+  return k + 2 + (narrow_acc && !exact_products ? 1 : 0);
+}
+
+double gemm_bound_underflow(double k, double alpha, DType accumulator, DType output) {
+  double u = gemm_underflow_allowance(k, alpha, accumulator);
+  if (output != accumulator) u += underflow_unit(output);
+  if (unit_roundoff(accumulator) > unit_roundoff(DType::kF32))
+    u += std::max(1.0, std::fabs(alpha)) * k * underflow_unit(DType::kF32);
+  return u;
+}
+
 kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t M = pr.m, N = pr.n, K = pr.k;
@@ -152,15 +168,25 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
       opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   Result res;
-  const double u = unit_roundoff(opt.precision);
-  const double g = opt.gamma > 0 ? opt.gamma : model_gamma(opt.model, static_cast<double>(K) + 2, opt.precision, opt.lambda);
+  // The kernel's model (docs/verify.md, "Low-precision inputs"): A, B, C0 hold
+  // values of opt.precision; every rounding before the store of C has unit
+  // roundoff at most u_acc (g = gamma_(K+2)(u_acc)); the store rounds once to
+  // the output format (u).
+  const DType acc = opt.accumulator.value_or(opt.precision), out = opt.output.value_or(opt.precision);
+  const double u = unit_roundoff(out);
+  const double g =
+      opt.gamma > 0
+          ? opt.gamma
+          : model_gamma(opt.model, gemm_rounding_count(static_cast<double>(K), opt.precision, acc), acc, opt.lambda);
   res.gamma = g;
-  if (!(g < 1)) return invalid_argument("the error model's gamma is >= 1: K is too large for the precision");
+  res.u_out = u;
+  if (!(g < 1)) return invalid_argument("the error model's gamma is >= 1: K is too large for the accumulator");
 
   Rng rng(opt.seed);
   // Gradual underflow in the kernel, as the full check allows it
   // (Op::underflow_allowance for matmul): an absolute term per element.
-  const double under = gemm_underflow_allowance(static_cast<double>(K), pr.alpha, opt.precision);
+  const double under = gemm_bound_underflow(static_cast<double>(K), pr.alpha, acc, out);
+  res.underflow = under;
   // ---- The sampled check's grid, chosen before the Freivalds passes so that
   // the pass over B can gather its columns. The sample is sr distinct random
   // rows times sc distinct random columns (sr sc >= samples), from its own
@@ -557,6 +583,15 @@ kc::Result<Result> verify_matmul(const Call& inputs, const Call& outputs, Option
   KC_ASSIGN_OR_RETURN(p.c0, ref(inputs.t("C")));
   KC_ASSIGN_OR_RETURN(p.c, ref(outputs.t("C")));
   if (options.precision == DType::kF32 && inputs.config.dtype != DType::kF32) options.precision = inputs.config.dtype;
+  // The impl's declared accumulator (`with accumulator = ...`) where it is
+  // wider than the storage format, as matmul's underflow allowance takes it
+  // (the same absolute term as the full check: gemm_bound_underflow with a
+  // wider accumulator is Op::underflow_allowance). A narrower one is the
+  // contract's to weigh, through ACC in its bound (options.gamma).
+  const std::optional<DType> declared = inputs.config.accumulator;
+  if (!options.accumulator && declared &&
+      dtype_info(*declared).mantissa_bits > dtype_info(options.precision).mantissa_bits)
+    options.accumulator = declared;
   return verify_gemm(p, options);
 }
 
