@@ -26,6 +26,7 @@
 #include <Python.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,9 +153,29 @@ static void fetch_error(char* out, size_t size, const char* what) {
   PyErr_Clear();
 }
 
+static pthread_mutex_t g_start_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int start_interpreter_locked(void);
+
+/* kc may make a worker's first calls from several threads at once (a
+   concurrency sweep): one of them starts the interpreter. Same returns as
+   start_interpreter_locked. */
 static int start_interpreter(void) {
+  pthread_mutex_lock(&g_start_lock);
+  const int ok = start_interpreter_locked();
+  pthread_mutex_unlock(&g_start_lock);
+  return ok;
+}
+
+static int g_started = 0; /* this plugin started the interpreter */
+
+/* 1: ready; 0: it failed (g_init_error says why); -1: the process already ran
+   Python before this plugin was called. */
+static int start_interpreter_locked(void) {
   if (g_worker_mod) return 1;
   if (g_init_error[0]) return 0;
+  if (!g_started && Py_IsInitialized()) return -1;
+  g_started = 1;
   {
     /* Extension modules (NumPy's, torch's) do not link libpython: they expect
        its symbols in the global scope, where a python3 executable has them.
@@ -241,14 +262,15 @@ static PyObject* describe_call(const kc_call* call) {
 
 static int32_t run_impl(const kc_call* call, char* message, size_t message_size, void* user_data) {
   const PyImpl* im = &g_impls[(intptr_t)user_data];
-  if (!g_worker_mod && Py_IsInitialized()) {
+  const int started = start_interpreter();
+  if (started < 0) {
     /* Only a process that is not Python itself hosts the callables (never end
        a Python host: this is --isolate none under an interpreter). */
     snprintf(message, message_size, "a Python interpreter already runs in this process; kc runs Python impls in "
              "its own worker processes");
     return KC_UNSUPPORTED;
   }
-  if (!start_interpreter()) {
+  if (!started) {
     /* Not a refusal by the kernel: the impl cannot run at all. Ending the
        worker makes the case an error verdict (CRASH(exit 70)) whose evidence
        carries this line. */
