@@ -18,6 +18,11 @@
 //   bad (NUM) keeps the output accumulator in the storage format between key
 //             blocks (bf16 registers): within 1e-2 at the visible test, beyond
 //             the FP32 bound on most samples;
+//   bad (NUM, FP16) keeps the output accumulator in bf16 between key blocks
+//             whatever the storage format: an FP16 kernel's accumulator
+//             rounded to FP16 stays inside the FP32 bound on most samples
+//             (the bound's attention term exceeds one FP16 rounding), one
+//             rounded to bf16 does not;
 //   bad (SHAPE) a 16-wide score loop without its remainder: exact at head_dim
 //             64, wrong at 63, 65, 127, ...;
 //   bad (DET) splits the keys into 4 chunks and merges the chunks' partial
@@ -84,7 +89,7 @@ Declaration bf16_decl(const char* name, const char* description) {
   return d;
 }
 
-enum class LpAttention { kUnscaled, kStorageAccumulator, kNoRemainder, kUnorderedMerge, kFp32 };
+enum class LpAttention { kUnscaled, kStorageAccumulator, kBf16Accumulator, kNoRemainder, kUnorderedMerge, kFp32 };
 
 constexpr std::int64_t kKeyBlock = 16;
 constexpr std::int64_t kChunks = 4;  // kUnorderedMerge: key chunks merged in a per-call order
@@ -168,8 +173,11 @@ Status lowprec_attention(Call& call, LpAttention variant) {
             row.m = m_new;
           }
         } else {
-          online_rows(scores, v, kv_at, s.head_dim, 0, n, variant == LpAttention::kStorageAccumulator ? &storage : nullptr,
-                      &row);
+          static constexpr DType kBf16 = DType::kBF16;
+          const DType* acc_format = variant == LpAttention::kStorageAccumulator ? &storage
+                                    : variant == LpAttention::kBf16Accumulator ? &kBf16
+                                                                               : nullptr;
+          online_rows(scores, v, kv_at, s.head_dim, 0, n, acc_format, &row);
         }
         for (std::int64_t j = 0; j < s.head_dim; ++j)
           out.set(q_at + j, row.acc[static_cast<std::size_t>(j)] / row.l);  // one rounding into the storage format
@@ -201,6 +209,9 @@ void add_lowprec_impls(ImplList& out) {
       {"calib.attention_lp_storage_acc", LpAttention::kStorageAccumulator,
        "KC-ATTN-LP-01 bad: bf16/fp16/FP8 online-softmax attention keeping its output accumulator in the storage format "
        "between 16-key blocks; declares accumulator = FP32"},
+      {"calib.attention_lp_bf16_acc", LpAttention::kBf16Accumulator,
+       "KC-ATTN-LP-04 bad: online-softmax attention keeping its output accumulator in bf16 between 16-key blocks "
+       "whatever the storage format (an FP16 kernel with a bf16 register type); declares accumulator = FP32"},
       {"calib.attention_lp_no_remainder", LpAttention::kNoRemainder,
        "KC-ATTN-LP-02 bad: bf16/fp16/FP8 attention whose score loop is 16 wide without a remainder (head_dim 63 reads "
        "48 dimensions)"},
