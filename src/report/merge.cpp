@@ -127,11 +127,19 @@ Result<ShardRun> read_shard(const std::string& dir) {
 Result<MergedRun> merge_runs(const std::vector<std::string>& dirs) {
   if (dirs.empty()) return invalid_argument("kc merge needs the run directories of the shards");
   std::vector<ShardRun> runs;
+  MergedRun out;
   for (const auto& d : dirs) {
+    // A shard that died before its end wrote no record: left out, and said;
+    // if no retry covers its index, the merge names it as missing.
+    std::error_code ec;
+    if (std::filesystem::is_directory(d, ec) && !std::filesystem::exists(std::filesystem::path(d) / "record.json", ec)) {
+      out.notes.push_back(d + ": no record.json (the run did not finish): left out");
+      continue;
+    }
     KC_ASSIGN_OR_RETURN(ShardRun s, read_shard(d));
     runs.push_back(std::move(s));
   }
-  MergedRun out;
+  if (runs.empty()) return invalid_argument("none of the directories holds a finished run (record.json)");
   const std::string& fingerprint = runs.front().record.plan.fingerprint;
   for (const auto& r : runs)
     if (r.record.plan.fingerprint != fingerprint)

@@ -2,6 +2,7 @@
 // unsharded run's record case by case; other plans, missing shards and
 // retried shards are handled as docs/scale-out.md says.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -134,6 +135,12 @@ TEST_F(ShardCli, AnotherPlanIsRefusedAndARetriedShardKeepsTheLaterRun) {
                               (dir_ / "a1-retry").string() + " --out " + (dir_ / "m").string());
   EXPECT_EQ(retried.code, 0) << retried.out;
   EXPECT_NE(retried.out.find("given twice"), std::string::npos) << retried.out;
+  // A shard that died before writing its record is left out, and said.
+  fs::create_directories(dir_ / "a1-dead");
+  const auto dead = run_kc("merge " + (dir_ / "a0").string() + " " + (dir_ / "a1-dead").string() + " " +
+                           (dir_ / "a1").string() + " --out " + (dir_ / "m-dead").string());
+  EXPECT_EQ(dead.code, 0) << dead.out;
+  EXPECT_NE(dead.out.find("no record.json (the run did not finish): left out"), std::string::npos) << dead.out;
   // A merged directory is not merged over.
   const auto again = run_kc("merge " + (dir_ / "a0").string() + " " + (dir_ / "a1").string() + " --out " +
                             (dir_ / "m").string());
@@ -185,6 +192,35 @@ TEST_F(ShardCli, DurationsOfAnEarlierRunBalanceTheSplit) {
                         (dir_ / "m").string());
   ASSERT_EQ(m.code, 0) << m.out;
   EXPECT_EQ(case_lines(dir_ / "m"), case_lines(dir_ / "full"));
+}
+
+// A real Slurm: a one-machine cluster (deploy/slurm/local-cluster.sh) runs the
+// shards as a job array and the merge as a dependent job (deploy/slurm/submit.sh).
+TEST_F(ShardCli, ASlurmJobArrayOfShardsMergesIntoTheUnshardedRun) {
+  const std::string deploy = std::string(KC_SOURCE_DIR) + "/deploy/slurm";
+  const fs::path cluster = dir_ / "cluster";
+  const auto up = run_command("bash " + deploy + "/local-cluster.sh start " + cluster.string());
+  if (up.code == 77) GTEST_SKIP() << up.out;
+  struct Stop {
+    std::string cmd;
+    ~Stop() { run_command(cmd); }
+  } stop{"bash " + deploy + "/local-cluster.sh stop " + cluster.string()};
+  ASSERT_EQ(up.code, 0) << up.out;
+  ASSERT_EQ(grade("", "full").code, 0);
+  const std::string env = "SLURM_CONF=" + (cluster / "slurm.conf").string() + " KC=" + KC_BIN + " ";
+  const auto sub = run_command(env + "bash " + deploy + "/submit.sh 3 " + (dir_ / "run").string() + " " + kContracts +
+                               " " + kBackends);
+  ASSERT_EQ(sub.code, 0) << sub.out;
+  const fs::path rc = dir_ / "run" / "merged.rc";
+  for (int i = 0; i < 600 && !fs::exists(rc); ++i) ::usleep(200 * 1000);
+  ASSERT_TRUE(fs::exists(rc)) << "the merge job did not end in 120 s\n"
+                              << run_command(env + "squeue; cat " + (dir_ / "run" / "logs" / "*").string()).out;
+  EXPECT_EQ(slurp(rc), "0\n") << slurp(dir_ / "run" / "logs" / "merge.log");
+  EXPECT_EQ(case_lines(dir_ / "run" / "merged"), case_lines(dir_ / "full"));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NE(slurp(dir_ / "run" / "logs" / ("shard-" + std::to_string(i) + ".log"))
+                  .find("shard " + std::to_string(i) + "/3 (SLURM_ARRAY_TASK_ID)"),
+              std::string::npos);
 }
 
 }  // namespace
