@@ -118,3 +118,11 @@ def test_impl_that_cannot_load_is_an_error_with_its_traceback(contracts):
     assert case.verdict == "error" and case.signatures == ["CRASH(exit 70)"], case
     notes = "\n".join(case.evidence["notes"])
     assert "cannot load softmax_impls:no_such_function" in notes and "AttributeError" in notes, notes
+
+
+def test_contract_id_and_builtin_impl_names():
+    """Contract ids select from the standard suite; strings name kc's own impls."""
+    r = kc.check("KC-SOFTMAX-01", impl=["calib.softmax_stable", s.softmax_fp16], op="softmax", declares=DECL)
+    verdicts = {c.impl: c.verdict for c in r.cases}
+    assert verdicts == {"calib.softmax_stable": "conforming", "py.softmax_fp16": "violation"}, verdicts
+    assert all(c.contract == "KC-SOFTMAX-01" for c in r.cases)
