@@ -79,5 +79,37 @@ def assert_violates(fn: Any, contracts: Any = None, *, signature: str, op: Optio
     return result
 
 
-def pytest_configure(config) -> None:  # pragma: no cover - pytest plugin hook
+def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "kc: a test that runs kc against an impl")
+
+
+def _kc_check_fixture(record_property):
+    """The `kc_check` fixture: assert_conforms that also records, for every
+    case, `kc:CONTRACT:IMPL` = "verdict [signatures] repro" as a property of the
+    test (pytest --junitxml writes them), passing or not."""
+
+    def run(fn, contracts=None, *, op=None, **kwargs):
+        from kc import ConformanceError as _Error
+        try:
+            result = assert_conforms(fn, contracts, op=op, **kwargs)
+        except _Error as e:
+            _record(record_property, e.result)
+            raise
+        _record(record_property, result)
+        return result
+
+    return run
+
+
+def _record(record_property, result) -> None:
+    for c in result.cases:
+        sig = f" [{', '.join(c.signatures)}]" if c.signatures else ""
+        record_property(f"kc:{c.contract}:{c.impl}", f"{c.verdict}{sig} {c.repro}".strip())
+
+
+try:  # the fixture exists where pytest does; the rest of this module does not need it
+    import pytest as _pytest
+
+    kc_check = _pytest.fixture(name="kc_check")(_kc_check_fixture)
+except ImportError:  # pragma: no cover
+    pass

@@ -12,10 +12,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def test_violation_is_a_pytest_failure_with_evidence(tmp_path):
     junit = tmp_path / "junit.xml"
     example = os.path.join(HERE, "examples", "softmax_example_test.py")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", example,
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "kc.testing", example,
                           f"--junitxml={junit}"], capture_output=True, text=True, cwd=str(tmp_path))
     assert run.returncode == 1, run.stdout + run.stderr  # 1: tests failed (not a crash, not a usage error)
-    assert "1 failed, 1 passed" in run.stdout
+    assert "1 failed, 2 passed" in run.stdout
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     assert cases["test_softmax_conforms"].find("failure") is None
     failure = cases["test_softmax_half_conforms"].find("failure")
@@ -26,6 +26,8 @@ def test_violation_is_a_pytest_failure_with_evidence(tmp_path):
     assert "signature: ACCUMULATOR_PRECISION(fp16)" in text
     assert "worst: y(row " in text
     assert "repro: kc check " in text and "--impl py.softmax_half" in text and "--plugin " in text
+    props = {p.get("name"): p.get("value") for p in cases["test_with_fixture"].iter("property")}
+    assert props["kc:KC-SOFTMAX-01:py.softmax"] == "conforming", props  # kc gives no repro for a pass
 
 
 def test_script_without_main_guard(tmp_path):

@@ -27,3 +27,8 @@ def test_softmax_conforms():
 
 def test_softmax_half_conforms():
     kc.assert_conforms(softmax_half, CONTRACT, op="softmax", declares="accumulator = FP32")
+
+
+def test_with_fixture(kc_check):
+    """The kc_check fixture (pytest -p kc.testing, or installed: automatic)."""
+    kc_check(softmax, CONTRACT, op="softmax", declares="accumulator = FP32")
