@@ -288,7 +288,11 @@ class VariantBackend final : public Backend {
     d.extra["variant"] = v.label;
     d.extra["compiler"] = v.compiler;
     d.extra["flags"] = v.flags;
+    // An impl's own `source = ...` (e.g. the header lines behind an FP16
+    // declaration) comes first; the backend's sources follow.
+    const std::string own = d.source;
     d.source = spec_.source + (v.note.empty() ? "" : "; " + v.label + ": " + v.note);
+    if (!own.empty()) d.source = own + "; " + d.source;
     d.description += " [" + v.label + ": " + v.flags + "]";
     if (replay) d.description += " (loading sets " + mxcsr_note + ")";
     if (!unavailable_reason.empty()) d.description += " (unavailable: " + unavailable_reason + ")";

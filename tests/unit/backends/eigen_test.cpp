@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "../../../backends/variants/variant_backend.h"
 #include "backend_test_util.h"
@@ -189,6 +192,145 @@ TEST_F(EigenBackend, OfastBuildSetsFtzAtLoadAndClangBuildKeepsIeee) {
   const auto ieee = smoke_check("contracts/classes/C-PRC-03.kc", "C-PRC-03", "eigen.clang_avx2.relu");
   ASSERT_EQ(ieee.size(), 1u);
   EXPECT_EQ(ieee[0].verdict, engine::Verdict::kConforming) << describe(ieee[0]);
+}
+
+// ---- FP16 and BF16 (Eigen::half, Eigen::bfloat16; eigen_kernels.cc header).
+
+constexpr const char* kSixteenBitOps[] = {"matmul", "softmax", "exp", "log", "tanh", "erf"};
+
+// Every level lists the twelve 16-bit impls. Eigen rounds each product and
+// partial sum to the storage type (Half.h, BFloat16.h), so the GEMM and the
+// softmax declare the storage format as their accumulator, with the header
+// lines as the source.
+TEST_F(EigenBackend, SixteenBitImplsDeclareTheStorageFormatAsAccumulator) {
+  for (const char* l : {"sse2", "avx2", "avx512", "novec", "avx2_Ofast"}) {
+    for (const auto& [suffix, dtype] : {std::pair{"fp16", DType::kF16}, std::pair{"bf16", DType::kBF16}}) {
+      for (const char* op : kSixteenBitOps) {
+        const std::string name = std::string("eigen.") + l + "." + op + "_" + suffix;
+        auto impl = registry().find_impl(name);
+        ASSERT_NE(impl, nullptr) << name;
+        const Declaration& d = impl->declaration();
+        EXPECT_EQ(d.op, op) << name;
+        EXPECT_EQ(d.dtypes, std::vector<DType>{dtype}) << name;
+        EXPECT_EQ(d.determinism, Determinism::kBitwise) << name;
+        EXPECT_EQ(d.nan, NanPolicy::kIeeePropagate) << name;
+        EXPECT_EQ(d.denormal, DenormalPolicy::kIeee) << name;
+        EXPECT_NE(d.source.find("Eigen 3.4.0 headers"), std::string::npos) << d.source;
+        EXPECT_NE(d.source.find("Eigen 3.4 docs"), std::string::npos) << "the backend's sources follow: " << d.source;
+        const bool accumulates = std::string_view(op) == "matmul" || std::string_view(op) == "softmax";
+        if (accumulates) {
+          ASSERT_TRUE(d.accumulator.has_value()) << name;
+          EXPECT_EQ(*d.accumulator, dtype) << name << ": the partial sums are rounded to the storage format";
+          EXPECT_NE(d.source.find("Half.h:404-431"), std::string::npos) << d.source;
+        } else {
+          EXPECT_FALSE(d.accumulator.has_value()) << name;
+        }
+      }
+    }
+  }
+}
+
+// The accumulator_bits probe (as KC-GEMM-BF16-02, here for both formats):
+// row r sums 1, K - 2 copies of 2^-(r+1) and -1. Eigen's half GEMM keeps 11
+// significant bits and its bfloat16 GEMM 8 - the storage formats - so the
+// declared accumulators are the measured ones. A GEMM that summed in FP32
+// would read 21 bits or more here (the FP16 rows reach 2^-21) and fail this
+// test. The unvectorized build sums the K = 130 rows in another order and
+// reads 6 bits more (17 / 14), as a blocked sum does: still no FP32 sum.
+const char* kAccumulatorProbe = R"(
+contract T-EIGEN-ACC-BITS {
+  scope      matmul
+  pre        precision(A, B, C) in {FP16, BF16} and M in {32} and N in {4} and K in {3, 130}
+  post       output C satisfies elementwise_close(C, ref(C))
+  tolerance  bound gamma(K + 2, ACC) * |A||B|
+  reference  higher_precision FP64
+  measure    inject accumulator_bits; compute max bound_ratio; pass if <= 1
+  violation  "fewer significant bits than the declared accumulator" signature ACCUMULATOR_PRECISION
+}
+)";
+
+/// The accumulator_bits readings of a case's notes, "K=3:11" style, in order.
+std::vector<std::string> readings(const engine::CaseResult& r) {
+  std::vector<std::string> out;
+  for (const std::string& n : r.evidence.notes) {
+    const std::string head = "accumulator_bits probe at K = ";
+    const std::size_t at = n.find("keeps about ");
+    if (n.rfind(head, 0) != 0 || at == std::string::npos) continue;
+    const std::string k = n.substr(head.size(), n.find(':') - head.size());
+    const std::string bits = n.substr(at + 12, n.find(' ', at + 12) - at - 12);
+    const std::size_t decl = n.find("(declared ");
+    out.push_back("K=" + k + ":" + bits + (decl == std::string::npos ? "" : " " + n.substr(decl)));
+  }
+  return out;
+}
+
+TEST_F(EigenBackend, SixteenBitGemmAccumulatorIsTheStorageFormatMeasured) {
+  for (const std::string& level : loaded_levels()) {
+    for (const char* suffix : {"fp16", "bf16"}) {
+      const std::string impl = "eigen." + level + ".matmul_" + suffix;
+      const engine::CaseResult r = check_text(kAccumulatorProbe, impl);
+      expect_conforming(r);
+      const bool fp16 = std::string_view(suffix) == "fp16";
+      const std::string declared = fp16 ? " (declared FP16, 11 bits)" : " (declared BF16, 8 bits)";
+      const std::string at3 = fp16 ? "11" : "8";
+      // novec's scalar GEBP sums the K = 130 rows in another order: 6 more bits.
+      const std::string at130 = level == "novec" ? (fp16 ? "17" : "14") : at3;
+      EXPECT_EQ(readings(r), (std::vector<std::string>{"K=3:" + at3 + declared, "K=130:" + at130 + declared}))
+          << describe(r);
+    }
+  }
+}
+
+// Random inputs: the honest declaration conforms to gamma(K + 2, ACC) |A||B|
+// with ACC = FP16 / BF16; held to FP32's bound instead, the same kernels break
+// it by one to two orders of magnitude (bound ratios 65 to 254 measured) -
+// an FP32 declaration would be a false claim the engine catches.
+std::string gemm16(const std::string& acc) {
+  return "contract T-EIGEN-GEMM16 {\n  scope matmul\n"
+         "  pre precision(A, B, C) in {FP16, BF16} and value_range(A, B) normal(0, 1)\n"
+         "      and M in {17} and N in {33} and K in {64, 256} and trans_a in {N, T}\n"
+         "  post output C satisfies elementwise_close(C, ref(C))\n"
+         "  tolerance bound gamma(K + 2, " + acc + ") * |A||B|\n"
+         "  reference higher_precision FP64\n"
+         "  measure sample 1 random inputs per config; compute max bound_ratio; pass if <= 1\n"
+         "  violation \"GEMM error beyond the accumulator's bound\" signature ERROR_BOUND_EXCEEDED\n}\n";
+}
+
+TEST_F(EigenBackend, SixteenBitGemmConformsToItsOwnBoundAndNotToFp32s) {
+  for (const char* impl : {"eigen.sse2.matmul_fp16", "eigen.sse2.matmul_bf16", "eigen.novec.matmul_fp16"}) {
+    expect_conforming(check_text(gemm16("ACC"), impl));
+    const engine::CaseResult fp32 = check_text(gemm16("FP32"), impl);
+    EXPECT_EQ(fp32.verdict, engine::Verdict::kViolation) << describe(fp32);
+    EXPECT_GT(fp32.evidence.max, 10) << describe(fp32);
+  }
+}
+
+// softmax over Eigen::half / bfloat16 within KC-SOFTMAX-01's error model in
+// the declared accumulator, and the four functions within KC-UNARY-01's ulp.
+TEST_F(EigenBackend, SixteenBitSoftmaxAndFunctionsConform) {
+  const char* softmax = R"(
+contract T-EIGEN-SOFTMAX16 {
+  scope      softmax
+  pre        precision(x, y) in {FP16, BF16} and value_range(x) normal(0, 3)
+             and rows in {4} and cols in {1, 17, 128, 1000}
+  post       output y satisfies elementwise_close(y, ref(y))
+  tolerance  bound gamma(cols + 2 * max|x| + 4, ACC) * |y|
+  reference  higher_precision FP64 with softmax_stabilization = max_subtraction
+  measure    sample 2 random inputs per config; compute max bound_ratio; pass if <= 1
+  violation  "softmax error beyond the declared accumulator" signature PRECISION_FINGERPRINT
+}
+)";
+  for (const std::string& level : loaded_levels()) {
+    for (const char* suffix : {"fp16", "bf16"}) {
+      expect_conforming(check_text(softmax, "eigen." + level + ".softmax_" + suffix));
+      for (const char* fn : {"exp", "log", "tanh", "erf"}) {
+        const auto cases = smoke_check("contracts/elementwise/KC-UNARY-01.kc", "KC-UNARY-01",
+                                       "eigen." + level + "." + fn + "_" + suffix);
+        ASSERT_EQ(cases.size(), 1u) << level << " " << fn << " " << suffix;
+        EXPECT_EQ(cases[0].verdict, engine::Verdict::kConforming) << describe(cases[0]);
+      }
+    }
+  }
 }
 
 }  // namespace
