@@ -38,6 +38,10 @@
 
 enum { kFields = 10 };
 
+/* The embedded Python's version, for the package to read from the file
+   (python/kc/__init__.py refuses a caller of another major.minor). */
+__attribute__((used)) static const char kEmbedsTag[] = "kc-python-embeds " PY_VERSION "\n";
+
 typedef struct PyImpl {
   char* fields[kFields]; /* NAME OP DTYPES DECLARES DESCRIPTION MODULE FILE QUALNAME KIND */
 } PyImpl;

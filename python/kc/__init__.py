@@ -258,6 +258,11 @@ def _plugin_for(impls: Sequence[Impl]) -> str:
     plugin = find_plugin()
     with open(plugin, "rb") as f:
         lib = f.read()
+    m = re.search(rb"kc-python-embeds (\d+)\.(\d+)", lib)
+    if m and (int(m[1]), int(m[2])) != sys.version_info[:2]:
+        raise KcError(f"{plugin} embeds Python {int(m[1])}.{int(m[2])}, this is {sys.version_info[0]}."
+                      f"{sys.version_info[1]}: the worker could not import what this interpreter imports "
+                      "(build kc with -DKC_PYTHON_EXECUTABLE=this python, docs/python.md)", EXIT_USAGE, [])
     digest = hashlib.sha256(manifest + hashlib.sha256(lib).digest()).hexdigest()[:16]
     base = os.path.join(_cache_dir(), f"kcpy-{digest}")
     if not os.path.isfile(base + ".manifest"):

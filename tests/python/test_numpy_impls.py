@@ -126,3 +126,11 @@ def test_contract_id_and_builtin_impl_names():
     verdicts = {c.impl: c.verdict for c in r.cases}
     assert verdicts == {"calib.softmax_stable": "conforming", "py.softmax_fp16": "violation"}, verdicts
     assert all(c.contract == "KC-SOFTMAX-01" for c in r.cases)
+
+
+def test_another_python_version_is_refused(monkeypatch):
+    """The worker embeds the Python libkc_python.so was built for; a caller of
+    another version would have its modules imported by the wrong one."""
+    monkeypatch.setattr(kc.sys, "version_info", (3, 2, 0))
+    with pytest.raises(kc.KcError, match="embeds Python [0-9]+[.][0-9]+, this is 3[.]2"):
+        kc.check("KC-SOFTMAX-01", impl=s.softmax_stable, op="softmax")
