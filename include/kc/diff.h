@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kc/engine.h"
+#include "kc/profile.h"
 #include "kc/status.h"
 
 namespace kc::report {
@@ -82,6 +83,8 @@ struct RunRecord {
   RecordRun run;
   RecordPlan plan;
   std::vector<RecordBackend> backends;
+  /// The machine of the run (kc/profile.h); a merged run lists each shard's.
+  std::vector<Profile> profiles;
   std::vector<RecordCase> cases;
   std::string source;  ///< the file it was read from (not written)
 };

@@ -258,6 +258,7 @@ RunRecord merged_record(const MergedRun& merged) {
   out.created = first.created;
   out.host = first.host;
   for (const RunRecord& s : merged.shards) {
+    out.profiles.insert(out.profiles.end(), s.profiles.begin(), s.profiles.end());
     out.created = std::max(out.created, s.created);
     if (out.host.find(s.host) == std::string::npos) out.host += "," + s.host;
   }

@@ -37,6 +37,7 @@ RunRecord make_record(const engine::CheckResult& result, const engine::CheckRequ
   for (const auto& f : request.impls) r.plan.selection_filters.push_back("--impl " + f);
   for (const auto& f : request.backends) r.plan.selection_filters.push_back("--backend " + f);
   for (const auto& b : result.backends) r.backends.push_back({b.name, b.version, b.reason, b.available});
+  r.profiles.push_back(collect_profile(result.backends));
   for (const auto& c : result.cases) {
     RecordCase rc;
     rc.contract = c.contract_id;
@@ -89,6 +90,16 @@ std::string render_record(const RunRecord& r) {
   for (const auto& b : r.backends) {
     w.begin_object();
     w.field("name", b.name).field("available", b.available).field("version", b.version).field("reason", b.reason);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("profiles").begin_array();
+  for (const auto& p : r.profiles) {
+    w.begin_object();
+    for (const auto& [k, v] : p.facts) w.field(k, v);
+    w.key("env").begin_object();
+    for (const auto& [k, v] : p.env) w.field(k, v);
+    w.end_object();
     w.end_object();
   }
   w.end_array();
@@ -171,6 +182,20 @@ Result<RunRecord> read_record(const std::string& path_in) {
       KC_ASSIGN_OR_RETURN(rb.reason, doc.str(b, "reason", true));
       KC_ASSIGN_OR_RETURN(rb.available, doc.boolean(b, "available", true));
       r.backends.push_back(std::move(rb));
+    }
+  if (const YAML::Node ps = root["profiles"]; ps && ps.IsSequence())
+    for (const auto& pn : ps) {
+      if (!pn.IsMap()) return doc.error(pn, "a profile is an object", "{\"host\": ..., \"env\": {...}}");
+      Profile p;
+      for (auto it = pn.begin(); it != pn.end(); ++it) {
+        const std::string k = it->first.Scalar();
+        if (k == "env" && it->second.IsMap()) {
+          for (auto e = it->second.begin(); e != it->second.end(); ++e) p.env[e->first.Scalar()] = e->second.Scalar();
+        } else if (it->second.IsScalar()) {
+          p.facts[k] = it->second.Scalar();
+        }
+      }
+      r.profiles.push_back(std::move(p));
     }
   const YAML::Node cases = root["cases"];
   if (!cases || !cases.IsSequence()) return doc.error(root, "no \"cases\" array", "a record.json written by kc");

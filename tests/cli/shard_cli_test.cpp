@@ -95,6 +95,13 @@ TEST_F(ShardCli, MergedShardsEqualTheUnshardedRun) {
     return colon == std::string::npos ? s : s.substr(colon, s.find(" record") - colon);
   };
   EXPECT_EQ(count(v.out), count(vf.out)) << v.out << vf.out;
+  // Each shard's machine profile is carried into the merged record.
+  const std::string merged = slurp(dir_ / "merged" / "record.json");
+  std::size_t profiles = 0;
+  for (std::size_t at = merged.find("\"kc_commit\""); at != std::string::npos;
+       at = merged.find("\"kc_commit\"", at + 1))
+    ++profiles;
+  EXPECT_EQ(profiles, 3u);
   // The same matrix as the full run's.
   const auto table = [](const std::string& md) { return md.substr(md.find("## Matrix")); };
   EXPECT_EQ(table(slurp(dir_ / "merged" / "report.md")), table(slurp(dir_ / "full" / "report.md")));
@@ -164,6 +171,14 @@ TEST_F(ShardCli, SchedulersVariablesGiveTheShard) {
   EXPECT_EQ(g.code, 0) << g.out;
   EXPECT_NE(g.out.find("shard 1/2 (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)"), std::string::npos) << g.out;
   EXPECT_TRUE(fs::exists(status));
+  // The record's profile names the machine and the knobs that change code paths.
+  const auto p = run_command("OPENBLAS_NUM_THREADS=3 " + std::string(KC_BIN) + " grade " + kContracts + " " +
+                             kBackends + " --out " + (dir_ / "p").string());
+  EXPECT_EQ(p.code, 0) << p.out;
+  const std::string rec = slurp(dir_ / "p" / "record.json");
+  for (const char* want : {"\"cpu_model\"", "\"cpu_flags\"", "\"kc_commit\"", "\"fp_ftz\": \"off\"",
+                           "\"library_refblas\"", "\"OPENBLAS_NUM_THREADS\": \"3\""})
+    EXPECT_NE(rec.find(want), std::string::npos) << want;
   const auto s = run_command("SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_MIN=3 SLURM_ARRAY_TASK_MAX=4 "
                              "SLURM_ARRAY_TASK_COUNT=2 " +
                              std::string(KC_BIN) + " grade " + kContracts + " " + kBackends +
