@@ -31,6 +31,8 @@ inline constexpr char kIeeeObserved[] = "IEEE_OBSERVED";
 // Precision fingerprints.
 inline constexpr char kPrecisionFingerprint[] = "PRECISION_FINGERPRINT";
 inline constexpr char kAccumulatorPrecision[] = "ACCUMULATOR_PRECISION";
+inline constexpr char kAccumulatorRounding[] = "ACCUMULATOR_ROUNDING";
+inline constexpr char kProductPrecision[] = "PRODUCT_PRECISION";
 inline constexpr char kWirePrecision[] = "WIRE_PRECISION";
 inline constexpr char kFusionDivergence[] = "FUSION_DIVERGENCE";
 // Over configs.

@@ -57,6 +57,15 @@ constexpr WordInfo kProbes[] = {
      "2^-(r+1) survives a sequential accumulator of p significant bits for r + 1 < p and is 0 beyond, so the rows "
      "read off how many bits the impl's accumulator keeps (named against the declared one on a failure)",
      "matmul (K >= 3)"},
+    {"arithmetic", "",
+     "one measurement per row of op(A), op(B) all ones but column 1 (1 + 2^-h): whether the inputs are rounded "
+     "(1 + 2^-j, -1), the running sum's width (1, 2^-j, -1), whether products keep their low bits ((1 + 2^-j)(1 + "
+     "2^-h) - (1 + 2^-h)), the accumulator's rounding at its width (just above, just below and at a midpoint, both "
+     "signs), whether a small term survives a cancelled large pair (1, -1, 2^-j: normalized adds vs a block aligned "
+     "to its largest term), subnormal results and inputs, and a drift row that truncation pushes past the "
+     "round-to-nearest bound; every row's terms and exact result are values of the declared formats, and the "
+     "reading is a note on every case (named against the declaration on a failure)",
+     "matmul (K >= 2; product rows need N >= 2, the rows beyond M are left out)"},
 };
 
 // What `compute STAT` may name: the engine decides on max, p99 or mean of the

@@ -582,6 +582,8 @@ void classify_failure(const Op& op, const Call& inputs, const OracleOptions& opt
       // A probe's own reading comes first: its zeros are what it measures.
       [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
          std::vector<std::string>* n) { classify_accumulator_bits(op, in, o, s, n); },
+      [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
+         std::vector<std::string>* n) { classify_arithmetic(op, in, o, s, n); },
       [](const Op&, const Call&, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
          std::vector<std::string>* n) { classify_values(o, s, n); },
       classify_fingerprint,

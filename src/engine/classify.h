@@ -75,6 +75,16 @@ void classify_accumulator_precision(const Op& op, const Call& inputs, const Obse
 void classify_accumulator_bits(const Op& op, const Call& inputs, const Observation& obs,
                                std::vector<Signature>* signatures, std::vector<std::string>* notes);
 
+/// Under the arithmetic probe (matmul, ops/matmul/arithmetic.h): names each
+/// reading that contradicts the declaration. Inputs rounded below the declared
+/// format: PRECISION_FINGERPRINT(format); a running sum narrower than the
+/// declared accumulator: ACCUMULATOR_PRECISION(format); products rounded below
+/// what the declared accumulator holds of them: PRODUCT_PRECISION(format); a
+/// directed rounding at the declared accumulator's width:
+/// ACCUMULATOR_ROUNDING(toward_zero | toward_neg_inf | toward_pos_inf).
+void classify_arithmetic(const Op& op, const Call& inputs, const Observation& obs,
+                         std::vector<Signature>* signatures, std::vector<std::string>* notes);
+
 /// What the accumulator_bits probe reads off a matmul's output: the rows that
 /// hold an exact probe sum, the last row (j of 2^-j) whose small terms were
 /// kept before the first lost one, and that first lost row (0: none lost).

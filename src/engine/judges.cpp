@@ -15,6 +15,7 @@
 #include "kc/obligation.h"
 #include "kc/signature.h"
 #include "kc/verify.h"
+#include "ops/matmul/arithmetic.h"
 
 namespace kc::engine {
 
@@ -488,6 +489,12 @@ class NumericJudge final : public Judge {
       std::string reading = describe_accumulator_reading(read_accumulator_bits(s.inputs, got, ref), s.inputs);
       auto& readings = c.ev.readings;
       if (std::find(readings.begin(), readings.end(), reading) == readings.end()) readings.push_back(std::move(reading));
+    }
+    // So are the arithmetic probe's, one line per feature.
+    if (c.plan.probe && c.plan.probe->name == "arithmetic" && c.op.name() == "matmul") {
+      auto& readings = c.ev.readings;
+      for (std::string& line : ops::describe_arithmetic(ops::read_arithmetic(s.inputs, got), s.inputs))
+        if (std::find(readings.begin(), readings.end(), line) == readings.end()) readings.push_back(std::move(line));
     }
     c.ev.count(cr.ce, static_cast<std::int64_t>(ratios.size()));
     std::int64_t worst_i = -1;

@@ -18,6 +18,7 @@
 
 #include "kc/bound.h"
 #include "ops/class_ops_util.h"
+#include "ops/matmul/arithmetic.h"
 #include "ops/oracle_options.h"
 #include "ops/probe.h"
 
@@ -173,6 +174,7 @@ class MatmulOp final : public Op {
       return ok_status();
     }
     if (probe.name == "accumulator_bits") return accumulator_bits_probe(call, p);
+    if (probe.name == "arithmetic") return apply_arithmetic_probe(call);
     return detail::apply_generic_probe(call, probe, rng, targets, accumulation_length(call));
   }
 

@@ -307,11 +307,11 @@ TEST(Names, EveryProbeOfTheTableIsOneTheOpsApply) {
   ASSERT_NE(gather, nullptr);
   ASSERT_NE(nrm2, nullptr);
   for (const auto& p : probe_table()) {
-    // oob is the indexing ops' probe, the two range probes nrm2's, accumulator_bits matmul's.
-    const Op* op = p.name == "oob"                 ? gather
-                   : p.name.ends_with("_range")    ? nrm2
-                   : p.name == "accumulator_bits" ? builtin_ops().find("matmul")
-                                                  : relu;
+    // oob is the indexing ops' probe, the two range probes nrm2's, accumulator_bits and arithmetic matmul's.
+    const Op* op = p.name == "oob"                                        ? gather
+                   : p.name.ends_with("_range")                           ? nrm2
+                   : p.name == "accumulator_bits" || p.name == "arithmetic" ? builtin_ops().find("matmul")
+                                                                          : relu;
     ASSERT_NE(op, nullptr) << p.name;
     auto call = op->make_call(Config{});
     ASSERT_TRUE(call.ok()) << call.status().to_string();
