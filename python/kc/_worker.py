@@ -170,10 +170,13 @@ def _call(fn, kind, tensors, attrs):
     ins = [a for _, role, a in views if role in (ROLE_IN, ROLE_INOUT)]
     outs = [(n, a) for n, role, a in views if role in (ROLE_OUT, ROLE_INOUT)]
     out_names = [n for n, _ in outs]
-    wanted = _wants(fn, list(attrs) + out_names + ["out"])
+    # An in-out tensor (matmul's C) is already a positional input: only pure
+    # outputs may also be taken by name.
+    pure_outs = [n for n, role, _ in views if role == ROLE_OUT]
+    wanted = _wants(fn, list(attrs) + pure_outs + ["out"])
     kwargs = {k: _number(v) for k, v in attrs.items() if k in wanted}
     for n, a in outs:
-        if n in wanted:
+        if n in wanted and n in pure_outs:
             kwargs[n] = a
     if "out" in wanted and "out" not in attrs and len(outs) == 1:
         kwargs["out"] = outs[0][1]
