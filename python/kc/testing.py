@@ -12,7 +12,7 @@ AssertionError, so any runner reports it.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 
 class ConformanceError(AssertionError):

@@ -1,6 +1,5 @@
 """NumPy softmax impls checked by kc in isolated workers."""
 import json
-import os
 import shlex
 import subprocess
 
