@@ -38,6 +38,11 @@ namespace {
 // kernel's own gamma_(K+2)(u): at K, N >= 1024 it loosens the bound by at most
 // about 6% (33 u32 on each of m and |C||x| against 1026 u on m); shorter sums stay in FP64.
 constexpr std::int64_t kFp32MinLength = 1024;
+// Shorter sums, down to kFp32ShortLength, take the FP32 path with blocks of
+// half the length (r = 8 FMAs per lane, gamma_17(u32)): against gamma_(K+2)(u)
+// at most ~7% at K = 256 and ~3.4% at K = 512. Below it, FP64.
+constexpr std::int64_t kFp32ShortLength = 256;
+constexpr int kFp32ShortRoundings = detail::kFp32Roundings / 2;
 
 constexpr std::array<EnumEntry<ProbeKind>, 2> kProbeKinds{{
     {ProbeKind::kRademacher, "rademacher", "entries +-1: |x| = 1, so the bound terms are one product"},
@@ -236,7 +241,8 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     // FP32 blocks (detail::ThinPass::vf) for the signed products of long sums:
     // with Rademacher probes B X and C X are exact in every product, and the
     // extra FP32 rounding is a few dozen u32 against the kernel's (K + 2) u.
-    const bool fp32 = rademacher && detail::fp32_blocks_available() && std::min(N, K) >= kFp32MinLength;
+    const bool fp32 = rademacher && detail::fp32_blocks_available() && std::min(N, K) >= kFp32ShortLength;
+    const int fp32_r = std::min(N, K) >= kFp32MinLength ? detail::kFp32Roundings : kFp32ShortRoundings;
     bool used_fp32 = false;
     // Probe p's entries are x[p * ldx + j], j < N; the padding is never read.
     std::vector<double>& x = sized(ws.x, nv * ldx);
@@ -281,6 +287,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
       ps.mag = mag;
       ps.threads = threads;
       ps.vf = vf;
+      ps.fp32_roundings = fp32_r;
       if (gather) {
         ps.gather_cols = sj.data();
         ps.gather_count = sc;
@@ -375,7 +382,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     // times the exact magnitudes bounds every one of them.
     const double gd = gamma(static_cast<double>(N + K + 20), DType::kF64);
     // FP32 blocks: each term of w = op(B) x (x = +-1, exact products) takes at
-    // most r = kFp32Roundings roundings of u32 before its block is widened, so
+    // most r = fp32_r roundings of u32 before its block is widened, so
     // |w_hat - op(B) x| <= gamma_r(u32) |op(B)| 1; w rounded to FP32 adds u32 |w_hat|;
     // z = op(A) w32 takes r more, so |z_hat - op(A) op(B) x| <= gamma_(2r+1)(u32) m
     // (gamma_a + gamma_b + gamma_a gamma_b <= gamma_(a+b)); y = C x and C0 x take
@@ -383,7 +390,7 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
     // an FMA then errs by up to eta32 / 2 absolute, K of them per row. Sums of
     // +-x are exact in the subnormal range.
     res.fp32_blocks = used_fp32;
-    const double gf = used_fp32 ? gamma(2.0 * detail::kFp32Roundings + 1, DType::kF32) : 0.0;
+    const double gf = used_fp32 ? gamma(2.0 * fp32_r + 1, DType::kF32) : 0.0;
     const double uf = used_fp32 ? static_cast<double>(K) * eta32 / 2 : 0.0;
     const double inf = std::numeric_limits<double>::infinity();
     auto residual = [&](std::int64_t i, int p) {

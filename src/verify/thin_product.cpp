@@ -92,6 +92,12 @@ KC_INLINE float hsum8(F8 a) {
   return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
+/// ThinPass::fp32_roundings, or kFp32Roundings where it is not one of the allowed counts.
+inline int fp32_roundings(const ThinPass& ps) {
+  const int r = ps.fp32_roundings;
+  return r >= 1 && r <= kFp32Roundings && (r & (r - 1)) == 0 ? r : kFp32Roundings;
+}
+
 /// The columns before the first `bytes`-aligned one when every row starts at
 /// the same alignment (none otherwise): the vector paths start their blocks
 /// there so that no full-vector load splits a cache line.
@@ -289,8 +295,9 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
       std::int64_t i = i0;
       if constexpr (kF32) {
         static_assert(kColBlock % kFp32Block == 0);
-        for (std::int64_t b0 = 0; b0 < len4; b0 += kFp32Block) {
-          const std::int64_t blen = std::min(kFp32Block, len4 - b0);
+        const std::int64_t block = 8 * fp32_roundings(ps);  // divides kFp32Block
+        for (std::int64_t b0 = 0; b0 < len4; b0 += block) {
+          const std::int64_t blen = std::min(block, len4 - b0);
           for (int p = 0; p < nv; ++p) vq[p] = ps.vf + p * ps.ldv + j0 + b0;
           const float* wq = ps.wa != nullptr && nv > kFoldAbove ? ps.wa + j0 + b0 : nullptr;
           for (i = i0; i + 2 <= i1; i += 2) {
@@ -362,9 +369,9 @@ constexpr std::int64_t kWideBlock = 16 * kFp32Roundings;
 constexpr int kWideProbes = 10;
 
 /// The end of the 16-lane block that starts at column j0: the columns before
-/// `head` are a block of their own, the rest go kWideBlock at a time.
-inline std::int64_t wide_block_end(std::int64_t j0, std::int64_t head, std::int64_t n) {
-  return j0 < head ? head : std::min(n, j0 + kWideBlock);
+/// `head` are a block of their own, the rest go 16 r at a time (at most kWideBlock).
+inline std::int64_t wide_block_end(const ThinPass& ps, std::int64_t j0, std::int64_t head, std::int64_t n) {
+  return j0 < head ? head : std::min(n, j0 + 16 * fp32_roundings(ps));
 }
 
 KC_WIDE F16 load16(const float* p) {
@@ -468,16 +475,17 @@ KC_WIDE void wide_tiles(const float* const* rows, const float* const* ahead, con
 static_assert(kWideProbes == 10, "wide_tiles' cases");
 
 /// The FP32 probes regrouped for wide_rows, block after block (wide_block_end):
-/// nv + 1 rows of kWideBlock floats each, the probes and then the magnitude
+/// nv + 1 rows of kWideBlock floats each (a block of 16 r columns and zeros), the probes and then the magnitude
 /// weights (zeros without wa), zero past the block's end. Kept per calling thread.
 const float* pack_probes(const ThinPass& ps, std::int64_t head) {
   thread_local std::vector<float> packed;
   const std::int64_t n = ps.m->cols, stride = (ps.nv + 1) * kWideBlock;
-  const std::int64_t blocks = (head > 0 ? 1 : 0) + (n - head + kWideBlock - 1) / kWideBlock;
+  const std::int64_t width = 16 * fp32_roundings(ps);  // columns per block, at most kWideBlock
+  const std::int64_t blocks = (head > 0 ? 1 : 0) + (n - head + width - 1) / width;
   packed.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, blocks * stride)));
   float* pk = packed.data();
   for (std::int64_t j0 = 0; j0 < n; pk += stride) {
-    const std::int64_t j1 = wide_block_end(j0, head, n);
+    const std::int64_t j1 = wide_block_end(ps, j0, head, n);
     for (int p = 0; p <= ps.nv; ++p) {
       float* row = pk + p * kWideBlock;
       const float* from = p < ps.nv ? ps.vf + p * ps.ldv : ps.wa;
@@ -505,7 +513,7 @@ __attribute__((target("avx512f,avx2,fma"))) void wide_rows(const ThinPass& ps, s
     for (auto& g : mag) g = F16{};
     const float* pk = packed;
     for (std::int64_t j0 = 0; j0 < n; pk += stride) {
-      const std::int64_t j1 = wide_block_end(j0, head, n);
+      const std::int64_t j1 = wide_block_end(ps, j0, head, n);
       std::int64_t i = i0;
       for (; i + 2 <= i1; i += 2) {
         const float* rows[2] = {m.data + i * m.ld + j0, m.data + (i + 1) * m.ld + j0};

@@ -40,6 +40,10 @@ struct ThinPass {
   /// extra rounding (src/verify/freivalds.cpp). Ignored by the axpy form and
   /// abs_rows.
   const float* vf = nullptr;
+  /// FMAs per FP32 lane before its block is widened: a block is 8 r columns on
+  /// the 8-lane kernel, 16 r on the 16-lane one; r in {1, 2, 4, 8, 16}
+  /// (others are taken as kFp32Roundings). The caller's bound counts r.
+  int fp32_roundings = 16;
   /// Dot form only: also copy the stored elements M[r][gather_cols[t]],
   /// t < gather_count, into gather_out[r * gather_count + t] (widened), read
   /// while row r is still in cache. The sampled check's columns of B come from

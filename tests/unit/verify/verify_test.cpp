@@ -356,8 +356,8 @@ TEST(ThinPass, MatchesNaiveProductsInBothForms) {
 }
 
 // The FP32 block path (ThinPass::vf): every signed product within
-// gamma_r(u32) |row||v32| of the exact one, r = kFp32Roundings (the term
-// freivalds.cpp adds to its bound), and the FP32 magnitude product within
+// gamma_r(u32) |row||v32| of the exact one, r = ThinPass::fp32_roundings (16,
+// or 8 for sums shorter than 1024: the term freivalds.cpp adds to its bound), and the FP32 magnitude product within
 // cols + 16 roundings of u32, for each kernel this CPU has (the 8-lane and the
 // 16-lane one, and the FP64 path with the kernels capped off), for lengths
 // around both block sizes and the 16-column steps, probe counts below, at and
@@ -373,7 +373,6 @@ TEST(ThinPass, Fp32BlocksStayWithinTheirRoundingBound) {
     ~CapGuard() { detail::cap_fp32_kernel(saved); }
   } guard;
   const detail::Fp32Kernel widest = detail::fp32_kernel();
-  const double gr = gamma(detail::kFp32Roundings, DType::kF32);
   int kernels_run = 0;
   for (const detail::Fp32Kernel cap :
        {detail::Fp32Kernel::kNone, detail::Fp32Kernel::kAvx2, detail::Fp32Kernel::kAvx512}) {
@@ -383,7 +382,9 @@ TEST(ThinPass, Fp32BlocksStayWithinTheirRoundingBound) {
     ++kernels_run;
     for (const std::int64_t offset : {std::int64_t{0}, std::int64_t{1}, std::int64_t{5}, std::int64_t{12}})
       for (const std::int64_t cols : {8, 15, 17, 127, 128, 255, 256, 300, 529, 1031})
-        for (const int nv : {1, 7, 10, 13}) {
+        for (const int nv : {1, 7, 10, 13})
+        for (const int r : {detail::kFp32Roundings, detail::kFp32Roundings / 2}) {
+          const double gr = gamma(r, DType::kF32);
           const std::int64_t rows = 37;
           Rng rng(static_cast<std::uint64_t>(cols * 100 + nv));
           const std::int64_t ld = (cols + 7) / 8 * 8;
@@ -417,6 +418,7 @@ TEST(ThinPass, Fp32BlocksStayWithinTheirRoundingBound) {
           ps.gather_cols = gather.data();
           ps.gather_count = 3;
           ps.gather_out = gathered.data();
+          ps.fp32_roundings = r;
           const bool took = detail::thin_pass(ps);
           EXPECT_EQ(took, cap != detail::Fp32Kernel::kNone);
           const double gm = gamma(static_cast<double>(cols) + 16, DType::kF32);
@@ -438,7 +440,7 @@ TEST(ThinPass, Fp32BlocksStayWithinTheirRoundingBound) {
               }
               ASSERT_LE(std::fabs(out[p * ldo + i] - ref), (took ? gr : 0) * scale + 1e-13 * scale)
                   << "kernel " << static_cast<int>(cap) << " offset " << offset << " cols " << cols << " nv " << nv
-                  << " row " << i << " probe " << p;
+                  << " r " << r << " row " << i << " probe " << p;
             }
           }
         }
@@ -578,7 +580,7 @@ TEST_P(RegistryImpls, HonestImplNeverFalseAlarms) {
   }
 }
 
-// Long sums (N, K >= 1024) take the FP32 block path where the CPU has FMA;
+// Long sums (N, K >= 256) take the FP32 block path where the CPU has FMA;
 // its extra rounding is in T_i, so honest BLAS kernels still pass and a single
 // element moved by 1.5 T_i is still caught in its row.
 TEST_P(RegistryImpls, LongSumsOnTheFp32PathNeitherFalseAlarmNorMiss) {
@@ -586,9 +588,14 @@ TEST_P(RegistryImpls, LongSumsOnTheFp32PathNeitherFalseAlarmNorMiss) {
   if (!impl || GetParam() == "ref.matmul") GTEST_SKIP() << GetParam() << ": not here, or too slow at this size";
   const Op* op = builtin_ops().find("matmul");
   ASSERT_NE(op, nullptr);
-  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+  // Seeds 5-8: sums of 256-1023 terms, on the FP32 path with blocks of half
+  // the length (8 roundings per lane).
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const bool mid = seed > 4;
     Config config;
-    config.params = {{"M", "48"}, {"N", seed % 2 ? "1024" : "1100"}, {"K", seed % 2 ? "1500" : "1024"},
+    config.params = {{"M", "48"},
+                     {"N", mid ? (seed % 2 ? "256" : "700") : (seed % 2 ? "1024" : "1100")},
+                     {"K", mid ? (seed % 2 ? "1000" : "300") : (seed % 2 ? "1500" : "1024")},
                      {"beta", seed % 2 ? "0" : "0.5"}};
     auto call = op->make_call(config);
     ASSERT_TRUE(call.ok());
