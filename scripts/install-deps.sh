@@ -15,6 +15,7 @@ packages=(
   libopenmpi-dev openmpi-bin                # mpi backend (collectives with K local ranks)
   librapidcheck-dev                         # property-based checks (verification ladder L3)
   libseccomp-dev                            # the worker's system-call filter (docs/isolation.md)
+  libsodium-dev                             # Ed25519 signatures of traces and certificates (docs/scale-out.md)
   libmpfr-dev                               # correctly rounded spec oracles (reference spec IEEE754-2019)
   libsleef-dev                              # sleef backend (vectorized libm, per ISA)
   libhwy-dev                                # hwy backend (Highway contrib/math, per SIMD target)

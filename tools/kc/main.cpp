@@ -15,6 +15,7 @@
 
 #include "kc/backend.h"
 #include "kc/calibrate.h"
+#include "kc/certify.h"
 #include "kc/diff.h"
 #include "kc/engine.h"
 #include "kc/exit_code.h"
@@ -33,6 +34,7 @@
 #include "kc/retest.h"
 #include "kc/sanitizer.h"
 #include "kc/shard.h"
+#include "kc/sign.h"
 #include "kc/signature.h"
 #include "kc/train_config.h"
 #include "kc/vocabulary.h"
@@ -72,7 +74,8 @@ commands:
                        oracles, classes, declarations, precisions, retest (--format md: a Markdown table)
   backends             which backends are available here, with versions, and why not
   explain ID           what a contract promises, how it is measured, what a violation means
-  verify-trace FILE    check a trace's hash chain
+  verify-trace FILE [--key PUB]
+                       check a trace's hash chain; with --key also its signature (FILE.sig)
   diff OLD NEW         compare two run records (run directories or record.json files) per
                        contract x impl: new violations, fixed ones, signature changes, bound-ratio
                        shift, outputs changed bit for bit, latency (docs/diff.md); exit 1 on a
@@ -88,6 +91,12 @@ commands:
                        kernels); records evidence in DIR/ladder.jsonl (--out DIR)
   status [--dir DIR]   per contract x impl: the ladder level reached and the evidence behind it
   graph [PATHS...]     the contract dependency DAG (`depends` lines): --format mermaid|dot|json
+  keygen --out FILE    an Ed25519 key pair: FILE (secret, mode 0600) and FILE.pub
+  certify RUN --sign-key KEY [--out DIR]
+                       a signed conformance certificate of a finished run (certificate.json +
+                       .sig, certificate.html): suite content hash, contract hashes, impls with
+                       library versions, grades, machine profiles, the trace's last hash;
+                       `kc certify verify certificate.json --key KEY.pub` checks it
   merge DIR... --out DIR
                        put the run directories of one plan's shards (--shard) back together:
                        one matrix, grade, report set, record and trace, in the unsharded run's
@@ -157,6 +166,8 @@ options (check, grade, calibrate):
                        KC_SHARD_COUNT), GoogleTest (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS) or
                        KC_SHARD_INDEX/KC_SHARD_COUNT. Give the shards of GPU and CPU nodes
                        different --backend filters to place them (docs/scale-out.md)
+  --sign-key FILE      (check, grade, merge) sign the trace and the run record with this secret
+                       key (kc keygen): FILE.sig beside each; `kc verify-trace --key` checks it
   --shard-balance RUN  with --shard: split by the case durations of an earlier run (its
                        directory or record.json) instead of round robin
   --allow-empty        exit 0 when no case was judged (every case not_applicable,
@@ -215,6 +226,8 @@ struct Args {
   std::string from, notes;  ///< retest-plan (--to is its new version)
   std::string pin;          ///< ladder --pin FILE
   std::string shard;        ///< --shard I/N | auto
+  std::string sign_key;     ///< --sign-key FILE (a secret key from kc keygen)
+  std::string key;          ///< --key FILE (a public key: verify-trace, certify verify)
   kc::ladder::LadderRequest ladder;
   std::optional<kc::sanitizer::Tool> sanitizer;  ///< --compute-sanitizer
   std::vector<std::string> argv;                 ///< the arguments as given, for the sanitizer's re-run
@@ -323,6 +336,10 @@ int parse_args(int argc, char** argv, Args* a) {
       if (!value(&a->request.trace_path)) return usage_error("--trace needs a file");
     } else if (s == "--shard") {
       if (!value(&a->shard)) return usage_error("--shard needs I/N (shard I, from 0, of N) or auto");
+    } else if (s == "--sign-key") {
+      if (!value(&a->sign_key)) return usage_error("--sign-key needs a secret key file (kc keygen --out FILE)");
+    } else if (s == "--key") {
+      if (!value(&a->key)) return usage_error("--key needs a public key file (FILE.pub from kc keygen)");
     } else if (s == "--shard-balance") {
       if (!value(&a->request.shard_balance))
         return usage_error("--shard-balance needs an earlier run's directory or record.json");
@@ -599,6 +616,8 @@ std::string resume_command(const Args& a, const std::string& target) {
   return cmd + " --resume " + quote(target);
 }
 
+void sign_outputs(const Args& a, const std::vector<std::string>& files, std::vector<std::string>* write_errors);
+
 /// --shard I/N or auto (kc/shard.h), and --shard-balance's durations.
 int resolve_shard(Args& a) {
   auto sh = a.shard == "auto" ? kc::shard::from_environment() : kc::shard::parse(a.shard);
@@ -725,6 +744,9 @@ int cmd_check(Args& a, bool grade) {
     else if (!grade)
       std::cerr << "kc: run record " << path << "\n";
   }
+  if (!a.sign_key.empty() && r.trace_path.empty())
+    r.write_errors.push_back("--sign-key: nothing to sign: give --trace FILE (kc grade writes one)");
+  sign_outputs(a, {r.trace_path, grade || a.out_given ? a.out + "/record.json" : ""}, &r.write_errors);
   if (const std::string why = r.nothing_judged(); !why.empty())
     std::cerr << "kc: " << why << (a.request.allow_empty ? "" : " (--allow-empty accepts this)") << "\n";
   // The anchor: deleting records from the end leaves a valid chain; this hash does not match it.
@@ -1144,12 +1166,73 @@ int cmd_verify_trace(const Args& a) {
     return kExitViolation;
   }
   std::cout << a.positional[0] << ": " << *r << " records, chain intact\n";
+  if (!a.key.empty()) {
+    auto v = kc::report::verify_file_signature(a.positional[0], a.key);
+    if (!v.ok()) {
+      std::cerr << "kc: " << v.status().message() << "\n";
+      return v.status().code() == kc::StatusCode::kUnavailable ? kExitUsage : kExitViolation;
+    }
+    std::cout << a.positional[0] << ": " << *v << "\n";
+  }
   return kExitOk;
 }
 
-/// `kc retest-plan --from V --to V [--notes FILE] [PATHS]`: which contracts an
-/// update of the library from V to V must run again (kc/retest.h).
-/// kc diff OLD NEW: two run records compared per contract x impl.
+/// --sign-key: sign the evidence files a run wrote (FILE.sig beside each).
+void sign_outputs(const Args& a, const std::vector<std::string>& files, std::vector<std::string>* write_errors) {
+  if (a.sign_key.empty()) return;
+  for (const auto& f : files) {
+    if (f.empty()) continue;
+    if (kc::Status s = kc::report::sign_file(f, a.sign_key); !s.ok())
+      write_errors->push_back(f + ".sig: " + s.message());
+    else
+      std::cerr << "kc: signed " << f << " (" << f << ".sig)\n";
+  }
+}
+
+/// kc keygen --out FILE: an Ed25519 key pair for --sign-key and --key.
+int cmd_keygen(const Args& a) {
+  if (!a.out_given) return usage_error("keygen needs --out FILE (the secret key; FILE.pub gets the public key)");
+  if (kc::Status s = kc::report::generate_key_files(a.out); !s.ok()) {
+    std::cerr << "kc: keygen: " << s.message() << "\n";
+    return s.code() == kc::StatusCode::kInternal ? kExitInternal : kExitUsage;
+  }
+  std::cout << "kc: secret key " << a.out << " (keep it private), public key " << a.out << ".pub\n";
+  return kExitOk;
+}
+
+/// kc certify RUN --sign-key KEY [--out DIR]; kc certify verify CERT --key PUB.
+int cmd_certify(const Args& a) {
+  if (!a.positional.empty() && a.positional[0] == "verify") {
+    if (a.positional.size() != 2 || a.key.empty())
+      return usage_error("usage: kc certify verify certificate.json --key SIGNER.pub");
+    auto v = kc::report::verify_file_signature(a.positional[1], a.key);
+    if (!v.ok()) {
+      std::cerr << "kc: " << v.status().message() << "\n";
+      return v.status().code() == kc::StatusCode::kUnavailable ? kExitUsage : kExitViolation;
+    }
+    std::cout << a.positional[1] << ": " << *v << "\n";
+    return kExitOk;
+  }
+  if (a.positional.size() != 1 || a.sign_key.empty())
+    return usage_error("usage: kc certify RUN_DIR --sign-key KEY [--out DIR] (or: kc certify verify CERT --key PUB)");
+  auto cert = kc::report::make_certificate(a.positional[0]);
+  if (!cert.ok()) {
+    std::cerr << "kc: certify: " << cert.status().message() << "\n";
+    return kExitUsage;
+  }
+  const std::string dir = a.out_given ? a.out : a.positional[0];
+  const std::string json = dir + "/certificate.json";
+  std::vector<std::string> errors;
+  for (const auto& [path, text] : {std::pair{json, cert->json}, std::pair{dir + "/certificate.html", cert->html}})
+    if (kc::Status s = kc::report::write_file(path, text); !s.ok()) errors.push_back(s.message());
+  if (errors.empty()) sign_outputs(a, {json}, &errors);
+  for (const auto& e : errors) std::cerr << "kc: cannot write " << e << "\n";
+  if (!errors.empty()) return kExitInternal;
+  std::cout << "certificate: " << json << " (signed: " << json << ".sig), " << dir << "/certificate.html\n"
+            << cert->summary << "\n";
+  return kExitOk;
+}
+
 /// kc merge DIR... --out DIR: the shards of one plan as one run (docs/scale-out.md).
 int cmd_merge(Args& a) {
   if (a.positional.size() < 1) return usage_error("merge needs the run directories of the shards");
@@ -1192,12 +1275,14 @@ int cmd_merge(Args& a) {
   std::cout << "\nmerged " << m->shards.size() << " shard runs: " << r.cases.size() << " cases of plan "
             << r.plan_fingerprint.substr(0, 12) << "...\nreports: " << a.out
             << "/report.{json,junit.xml,md,html}, trace: " << trace_path << ", run record: " << a.out << "/record.json\n";
+  sign_outputs(a, {trace_path, a.out + "/record.json"}, &r.write_errors);
   if (const std::string why = r.nothing_judged(); !why.empty()) std::cerr << "kc: " << why << "\n";
   std::cerr << "kc: trace " << trace_path << " last hash " << r.trace_last_hash << "\n";
   for (const auto& e : r.write_errors) std::cerr << "kc: cannot write " << e << "\n";
   return r.exit_code();
 }
 
+/// kc diff OLD NEW: two run records compared per contract x impl.
 int cmd_diff(const Args& a) {
   if (a.positional.size() != 2) return usage_error("diff needs two run records: kc diff OLD NEW (directories or record.json)");
   if (a.format != "table" && a.format != "json") return usage_error("diff --format must be table or json");
@@ -1250,6 +1335,8 @@ int cmd_baseline(const Args& a) {
   return kExitOk;
 }
 
+/// `kc retest-plan --from V --to V [--notes FILE] [PATHS]`: which contracts an
+/// update of the library from V to V must run again (kc/retest.h).
 int cmd_retest_plan(const Args& a) {
   if (a.from.empty() || a.to.empty()) return usage_error("retest-plan needs --from VERSION and --to VERSION");
   std::string notes;
@@ -1334,6 +1421,8 @@ int main(int argc, char** argv) {
       {"--from", !a.from.empty(), {"retest-plan"}},
       {"--notes", !a.notes.empty(), {"retest-plan"}},
       {"--shard", !a.shard.empty(), {"check", "grade"}},
+      {"--sign-key", !a.sign_key.empty(), {"check", "grade", "merge", "certify"}},
+      {"--key", !a.key.empty(), {"verify-trace", "certify"}},
       {"--shard-balance", !a.request.shard_balance.empty(), {"check", "grade"}},
   };
   for (const auto& f : scoped) {
@@ -1360,9 +1449,11 @@ int main(int argc, char** argv) {
   if (a.command == "diff") return cmd_diff(a);
   if (a.command == "baseline") return cmd_baseline(a);
   if (a.command == "merge") return cmd_merge(a);
+  if (a.command == "keygen") return cmd_keygen(a);
+  if (a.command == "certify") return cmd_certify(a);
   const std::vector<std::string> commands = {"check", "grade", "calibrate", "lint", "fmt", "list", "backends", "explain",
                                              "verify-trace", "vet", "config-check", "ladder", "status", "graph",
-                                             "retest-plan", "diff", "baseline", "merge"};
+                                             "retest-plan", "diff", "baseline", "merge", "keygen", "certify"};
   std::string near = kc::lang::nearest_word(a.command, commands);
   return usage_error("unknown command '" + a.command + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
 }
