@@ -34,10 +34,10 @@ void classify_arithmetic(const Op& op, const Call& inputs, const Observation& ob
                      std::to_string(in_bits));
   }
   // A running sum narrower than the declared accumulator.
-  if (r.accumulator.lost_at > 0 && r.accumulator.lost_at < acc_bits) {
-    const std::string f = ops::width_name(r.accumulator.lost_at);
+  if (r.width > 0 && r.width < acc_bits) {
+    const std::string f = ops::width_name(r.width);
     sigs->push_back({sig::kAccumulatorPrecision, {f}});
-    notes->push_back("arithmetic probe: the running sum keeps about " + std::to_string(r.accumulator.lost_at) +
+    notes->push_back("arithmetic probe: the running sum keeps about " + std::to_string(r.width) +
                      " significant bits (" + f + "), where the declared " + acc_name + " keeps " +
                      std::to_string(acc_bits));
   }

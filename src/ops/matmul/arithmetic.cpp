@@ -27,7 +27,8 @@ class Builder {
   /// Adds a row whose terms are all normal input values and whose results
   /// (`exact`, and `extra` where given) are normal output values; false where it cannot.
   bool add(ArithmeticRow row, std::initializer_list<double> extra = {}, bool subnormal_ok = false) {
-    if (static_cast<std::int64_t>(row.terms.size()) > k_) return false;
+    for (const auto& [kk, v] : row.terms)
+      if (kk >= k_) return false;
     for (const auto& [kk, v] : row.terms)
       if (subnormal_ok ? !holds(v, in_) : !holds_normal(v, in_)) return false;
     auto fits = [&](double v) { return subnormal_ok ? holds(v, out_) : holds_normal(v, out_); };
@@ -98,17 +99,33 @@ ArithmeticLayout arithmetic_layout(DType in, DType out, std::optional<DType> acc
     b.add(row_of(K::kAccumulator, j, {{0, s}, {1, s * p2(-j)}, {2, -s}}, s * p2(-j)));
   // Products (column 1 = 1 + 2^-h): -S(1 + 2^-h) + S(1 + 2^-j)(1 + 2^-h) =
   // S 2^-j (1 + 2^-h) exactly when the product keeps its low bit 2^-(j+h).
-  if (n >= 2)
-    for (int j = 1; j < p_in && j + h <= std::min(2 * p_in, p_decl) + 1; ++j)
-      b.add(row_of(K::kProduct, j, {{0, -s}, {1, s * (1 + p2(-j))}}, s * p2(-j) * (1 + p2(-h))));
+  // Each in two orders (k = 0, 1 and k = 0, 2, a zero between): a kernel
+  // keeping two partial sums over alternate k meets the pair only in the second.
+  for (bool alternate : {false, true})
+    if (n >= 2)
+      for (int j = 1; j < p_in && j + h <= std::min(2 * p_in, p_decl) + 1; ++j) {
+        ArithmeticRow r =
+            row_of(K::kProduct, j, {{0, -s}, {alternate ? 2 : 1, s * (1 + p2(-j))}}, s * p2(-j) * (1 + p2(-h)));
+        r.alternate = alternate;
+        b.add(std::move(r));
+      }
   // Rounding at the widths of the common accumulators and the declared one.
   std::set<int> widths = {8, 11, 24, p_decl};
   const int d = 2;
+  // In order (S, x, -S) and over alternate k (S, -S, x: S and x share a
+  // partial sum of a two-way split).
+  for (bool alt : {false, true})
   for (int p : widths) {
     const double above = s * p2(-p) * (1 + p2(-d)), below = s * p2(-p) * (1 - p2(-d)), ulp = s * p2(-(p - 1));
     auto rounding = [&](RoundingCase c, std::vector<std::pair<std::int64_t, double>> terms, double exact, double up,
                         double down) {
+      if (alt) {  // the last term (-S, or +S) moves to k = 1, the others to even k
+        std::vector<std::pair<std::int64_t, double>> moved = {terms.front(), {1, terms.back().second}};
+        for (std::size_t t = 1; t + 1 < terms.size(); ++t) moved.emplace_back(2 * static_cast<std::int64_t>(t), terms[t].second);
+        terms = std::move(moved);
+      }
       ArithmeticRow r = row_of(K::kRounding, p, std::move(terms), exact);
+      r.alternate = alt;
       r.rounding = c;
       r.up = up;
       r.down = down;
@@ -122,7 +139,10 @@ ArithmeticLayout arithmetic_layout(DType in, DType out, std::optional<DType> acc
     rounding(RoundingCase::kTieOdd, {{0, s}, {1, ulp}, {2, s * p2(-p)}, {3, -s}}, ulp + s * p2(-p), 2 * ulp, ulp);
   }
   // Normalization: S - S first, then a small term, which a normalized add keeps at any j.
-  for (int j = p_decl - 2; j <= p_decl + 16; ++j)
+  // Read with the accumulator rows, they also tell the order: a sequential
+  // sum keeps these and loses those; two partial sums over alternate k the
+  // reverse; a block aligned to its largest term loses both.
+  for (int j = 2; j <= p_decl + 16; ++j)
     b.add(row_of(K::kCancel, j, {{0, s}, {1, -s}, {2, s * p2(-j)}}, s * p2(-j)));
   // Subnormals: 1.5 m - m = m / 2 (a subnormal result of normal inputs) and
   // m + m / 8 (a subnormal input, a normal result), m the larger min normal.
@@ -189,6 +209,7 @@ ArithmeticReading read_arithmetic(const Call& inputs, const std::vector<double>&
   const ArithmeticLayout L =
       arithmetic_layout(inputs.t("A").dtype(), inputs.t("C").dtype(), inputs.config.accumulator, m, n, k);
   R.laid_out = !L.rows.empty();
+  R.left_out = static_cast<int>(L.wanted - L.rows.size());
   R.product_h = L.product_h;
   // The value of row r in the columns it is read in, or NaN where they disagree.
   auto value = [&](std::size_t r) {
@@ -220,7 +241,7 @@ ArithmeticReading read_arithmetic(const Call& inputs, const std::vector<double>&
         R.range_kept = R.range_kept && kept;
         break;
       case ArithmeticRowKind::kAccumulator: width(&R.accumulator, row.j, kept); break;
-      case ArithmeticRowKind::kProduct: width(&R.product, row.j + L.product_h, kept); break;
+      case ArithmeticRowKind::kProduct: break;  // read below, in the order the sum follows
       case ArithmeticRowKind::kCancel: width(&R.cancel, row.j, kept); break;
       case ArithmeticRowKind::kSubnormalResult:
         ++R.subnormal_result_probed;
@@ -240,13 +261,24 @@ ArithmeticReading read_arithmetic(const Call& inputs, const std::vector<double>&
   auto first_lost = [](const WidthReading& w) { return w.probed > 0 && w.last_kept == 0 && w.lost_at > 0; };
   R.coherent = !first_lost(R.input) && !first_lost(R.accumulator);
   if (!R.coherent) return R;
-  // Rounding: the rows at the width the accumulator rows measured.
-  const int w = R.accumulator.lost_at;
+  // The order of the sum, and the width it measures.
+  const int acc = R.accumulator.lost_at, cancel = R.cancel.lost_at;
+  R.order = acc > 0 && cancel == 0   ? SumOrder::kSequential
+            : acc == 0 && cancel > 0 ? SumOrder::kAlternate
+            : acc > 0 && cancel > 0  ? SumOrder::kAligned
+                                     : SumOrder::kWide;
+  R.width = R.order == SumOrder::kAlternate ? cancel : acc;
+  const bool alternate = R.order == SumOrder::kAlternate;
+  for (std::size_t r = 0; r < L.rows.size(); ++r)
+    if (L.rows[r].kind == ArithmeticRowKind::kProduct && L.rows[r].alternate == alternate)
+      width(&R.product, L.rows[r].j + L.product_h, value(r) == L.rows[r].exact);
+  // Rounding: the rows at the measured width, in that order.
+  const int w = R.width;
   enum Outcome { kMissing, kExactO, kUpO, kDownO, kOtherO };
   Outcome outcome[6] = {kMissing, kMissing, kMissing, kMissing, kMissing, kMissing};
   for (std::size_t r = 0; r < L.rows.size() && w > 0; ++r) {
     const ArithmeticRow& row = L.rows[r];
-    if (row.kind != ArithmeticRowKind::kRounding || row.j != w) continue;
+    if (row.kind != ArithmeticRowKind::kRounding || row.j != w || row.alternate != alternate) continue;
     const double v = value(r);
     outcome[static_cast<int>(row.rounding)] = v == row.exact ? kExactO : v == row.up ? kUpO : v == row.down ? kDownO : kOtherO;
     R.rounding_bits = w;
@@ -278,13 +310,13 @@ ArithmeticReading read_arithmetic(const Call& inputs, const std::vector<double>&
 }
 
 bool inputs_rounded(const ArithmeticReading& R) {
-  return R.input.lost_at > 0 && (R.accumulator.lost_at == 0 || R.accumulator.lost_at > R.input.lost_at);
+  return R.input.lost_at > 0 && (R.width == 0 || R.width > R.input.lost_at);
 }
 
 bool products_read(const ArithmeticReading& R) {
   // -S(1 + 2^-h) must be a value of the running sum, and the inputs unrounded.
   return R.product.probed > 0 && !inputs_rounded(R) &&
-         (R.accumulator.lost_at == 0 || R.accumulator.lost_at > R.product_h + 1);
+         (R.width == 0 || R.width > R.product_h + 1);
 }
 
 bool rounding_read(const ArithmeticReading& R) {
@@ -307,6 +339,11 @@ std::vector<std::string> describe_arithmetic(const ArithmeticReading& R, const C
   std::vector<std::string> lines;
   if (!R.laid_out) return lines;
   const std::string head = "arithmetic probe at K = " + std::to_string(inputs.get_int("K", 64)) + ": ";
+  if (R.left_out > 0)
+    lines.push_back(head + std::to_string(R.left_out) + " of the probe's " +
+                    std::to_string(R.left_out + static_cast<int>(inputs.get_int("M", 64))) +
+                    " rows left out (M = " + std::to_string(inputs.get_int("M", 64)) +
+                    "): the readings of those rows are missing");
   if (!R.coherent) {
     lines.push_back(head + "no reading: the output loses even 1 + 2^-1 - 1 (it does not follow the probe's rows)");
     return lines;
@@ -314,7 +351,7 @@ std::vector<std::string> describe_arithmetic(const ArithmeticReading& R, const C
   const DType in = inputs.config.dtype;
   const int p_in = significant_bits(in);
   const std::string in_name(dtype_name(in));
-  const int acc_lost = R.accumulator.lost_at;
+  const int acc_lost = R.width;
   // Inputs.
   if (R.input.probed > 0) {
     if (R.input.lost_at == 0)
@@ -335,13 +372,15 @@ std::vector<std::string> describe_arithmetic(const ArithmeticReading& R, const C
           ? "declared " + std::string(dtype_name(*inputs.config.accumulator)) + ", " +
                 std::to_string(significant_bits(*inputs.config.accumulator)) + " bits"
           : "no accumulator declared";
+  const WidthReading& wr = R.order == SumOrder::kAlternate ? R.cancel : R.accumulator;
   if (R.accumulator.probed > 0)
     lines.push_back(head + "accumulator width: " +
-                    (acc_lost == 0 ? "at least " + std::to_string(R.accumulator.last_kept + 1) +
+                    (acc_lost == 0 ? "at least " + std::to_string(std::max(R.accumulator.last_kept, R.cancel.last_kept) + 1) +
                                          " significant bits (1 + 2^-j kept up to j = " +
-                                         std::to_string(R.accumulator.last_kept) + ")"
+                                         std::to_string(std::max(R.accumulator.last_kept, R.cancel.last_kept)) +
+                                         " in both orders)"
                                    : "about " + std::to_string(acc_lost) + " significant bits, " + width_name(acc_lost) +
-                                         " (1 + 2^-j kept up to j = " + std::to_string(R.accumulator.last_kept) +
+                                         " (1 + 2^-j kept up to j = " + std::to_string(wr.last_kept) +
                                          ", lost at j = " + std::to_string(acc_lost) + ")") +
                     " (" + declared + ")");
   // Products.
@@ -368,16 +407,28 @@ std::vector<std::string> describe_arithmetic(const ArithmeticReading& R, const C
                     std::to_string(R.rounding_bits) + " below the largest term: " + R.rounding_detail + ")");
   else if (R.accumulator.probed > 0)
     lines.push_back(head + "accumulator rounding: not read (no rounding rows at the measured width)");
-  // Normalization.
-  if (R.cancel.probed > 0)
-    lines.push_back(head + "normalization: " +
-                    (R.cancel.lost_at == 0
-                         ? "each addition normalized (after S - S, S 2^-j kept down to j = " +
-                               std::to_string(R.cancel.last_kept) + ")"
-                         : "S 2^-j lost at j = " + std::to_string(R.cancel.lost_at) +
-                               " although S - S cancelled before it: the terms are aligned to the largest of a "
-                               "block (or summed in another order) with about " +
-                               std::to_string(R.cancel.lost_at) + " bits below its leading one"));
+  // Order and normalization.
+  switch (R.order) {
+    case SumOrder::kSequential:
+      lines.push_back(head + "order and normalization: the terms are added in k order, each addition normalized "
+                      "(after S - S a small S 2^-j survives, down to j = " + std::to_string(R.cancel.last_kept) + ")");
+      break;
+    case SumOrder::kAlternate:
+      lines.push_back(head + "order and normalization: two partial sums over alternate k (S, x, -S keeps x at every j, "
+                      "S, -S, x loses it from j = " + std::to_string(R.cancel.lost_at) +
+                      "); width, products and rounding are read from rows laid out over alternate k");
+      break;
+    case SumOrder::kAligned:
+      lines.push_back(head + "order and normalization: S 2^-j is lost from j = " + std::to_string(R.cancel.lost_at) +
+                      " even after S - S cancelled: the terms are aligned to the largest of a block before they are "
+                      "added (about " + std::to_string(R.cancel.lost_at) + " bits below its leading one), or summed "
+                      "in an order the probe does not lay out");
+      break;
+    case SumOrder::kWide:
+      lines.push_back(head + "order and normalization: every row kept in both orders (a sum wider than the probe "
+                      "reaches)");
+      break;
+  }
   // Subnormals.
   if (R.subnormal_result_probed + R.subnormal_input_probed > 0) {
     const bool results = R.subnormal_result_kept == R.subnormal_result_probed;

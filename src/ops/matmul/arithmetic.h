@@ -14,7 +14,9 @@
 //   product      -S, S(1 + 2^-j)  (col 1)   -> S 2^-j (1 + 2^-h) while the product keeps its j + h + 1 bits
 //   rounding     S, S 2^-p (1 +- 2^-d), -S  -> the accumulator's rounding at width p, both signs and two ties
 //   cancel       S, -S, S 2^-j              -> S 2^-j after a normalized add; lost where a block of terms
-//                                              is aligned to its largest term
+//                                              is aligned to its largest term, or where S and S 2^-j share
+//                                              a partial sum (two partial sums over alternate k); product
+//                                              and rounding rows come in both orders, read as the sum goes
 //   subnormal    (1.5 m, -m) and (m, m/8)   -> a subnormal result from normal inputs; a subnormal input
 //   drift        S, then K - 1 copies of y  -> no reading: y just under one ulp of S at the declared width,
 //                                              so a truncating accumulator drops nearly an ulp per term and
@@ -62,6 +64,7 @@ struct ArithmeticRow {
   double exact = 0;  ///< the exact result in the columns read (column 1 for product rows, the others else)
   double up = 0;     ///< rounding rows: the result when the dropped part rounds away from zero
   double down = 0;   ///< rounding rows: the result when it rounds toward zero
+  bool alternate = false;  ///< product and rounding rows: laid out over alternate k (0, 2, 4; the cancelling term at 1)
 };
 
 struct ArithmeticLayout {
@@ -92,15 +95,24 @@ struct WidthReading {
   int probed = 0, last_kept = 0, lost_at = 0;
 };
 
+/// The order the accumulator and cancel rows show: (S, x, -S) lost and
+/// (S, -S, x) kept: in k order, normalized; the reverse: two partial sums
+/// over alternate k; both lost: aligned to a block's largest term; both kept:
+/// wider than the probe reaches.
+enum class SumOrder { kSequential, kAlternate, kAligned, kWide };
+
 /// What the probe reads off a matmul's output.
 struct ArithmeticReading {
   bool laid_out = false;
+  int left_out = 0;          ///< rows the layout has beyond M (not laid out, not read)
   bool coherent = true;      ///< false: the output loses 1 + 2^-1 (a wrong kernel): nothing is read
   WidthReading input;        ///< 1 + 2^-j through the inputs
   int range_probed = 0;      ///< the 2^-40 row
   bool range_kept = true;
   WidthReading accumulator;  ///< 1 + 2^-j in the running sum
-  WidthReading product;      ///< j + h of (1 + 2^-j)(1 + 2^-h)
+  SumOrder order = SumOrder::kWide;
+  int width = 0;             ///< the running sum's significant bits in that order (0: beyond the probe)
+  WidthReading product;      ///< j + h of (1 + 2^-j)(1 + 2^-h), from the rows in the order the sum follows
   int product_h = 0;
   int rounding_bits = 0;     ///< the width whose rounding rows were read (0: none)
   RoundingReading rounding = RoundingReading::kNotRead;

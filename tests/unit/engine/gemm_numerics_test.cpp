@@ -40,6 +40,7 @@ struct Arithmetic {
   Mode mode = Mode::kNearest;   ///< its rounding
   int block = 0;                ///< > 0: blocks of this many terms aligned to their largest (with the sum so far),
                                 ///< truncated to acc_bits below it, summed exactly, rounded once
+  bool split = false;           ///< two running sums over alternate k (k even, k odd), added at the end
   bool ftz = false;             ///< subnormal results flushed to zero
   bool daz = false;             ///< subnormal inputs read as zero
 };
@@ -62,7 +63,12 @@ std::vector<double> emulate(const Call& call, const Arithmetic& arith) {
         products.push_back(round_bits(in(call.t("A").at(i * k + p)) * in(call.t("B").at(p * n + j)),
                                       arith.product_bits, Mode::kNearest));
       double acc = 0;
-      if (arith.block == 0) {
+      if (arith.split) {
+        double part[2] = {0, 0};
+        for (std::size_t p = 0; p < products.size(); ++p)
+          part[p % 2] = flush(round_bits(part[p % 2] + products[p], arith.acc_bits, arith.mode));
+        acc = flush(round_bits(part[0] + part[1], arith.acc_bits, arith.mode));
+      } else if (arith.block == 0) {
         for (double t : products) acc = flush(round_bits(acc + t, arith.acc_bits, arith.mode));
       } else {
         for (std::size_t b0 = 0; b0 < products.size(); b0 += static_cast<std::size_t>(arith.block)) {
@@ -161,7 +167,7 @@ TEST(ArithmeticProbe, AnFp32FmaChainReadsAsDeclared) {
   const std::string text = lines(call, {});
   EXPECT_NE(text.find("input rounding: none (FP32 kept"), std::string::npos) << text;
   EXPECT_NE(text.find("accumulator rounding: to nearest, ties to even"), std::string::npos) << text;
-  EXPECT_NE(text.find("normalization: each addition normalized"), std::string::npos) << text;
+  EXPECT_NE(text.find("the terms are added in k order, each addition normalized"), std::string::npos) << text;
   EXPECT_EQ(named(call, {}), "");
 }
 
@@ -240,6 +246,7 @@ TEST(ArithmeticProbe, AnAlignedBlockAdderLosesTheTermAfterTheCancelledPair) {
   Arithmetic block;
   block.block = 4;
   const ops::ArithmeticReading r = read(call, block);
+  EXPECT_EQ(r.order, ops::SumOrder::kAligned);
   EXPECT_EQ(r.cancel.lost_at, 24);
   EXPECT_EQ(r.accumulator.lost_at, 24);
   EXPECT_NE(lines(call, block).find("aligned to the largest of a block"), std::string::npos) << lines(call, block);
@@ -258,6 +265,33 @@ TEST(ArithmeticProbe, AnOutputThatDoesNotFollowTheRowsIsNotRead) {
   const auto text = ops::describe_arithmetic(r, call);
   ASSERT_EQ(text.size(), 1u);
   EXPECT_NE(text[0].find("no reading"), std::string::npos) << text[0];
+}
+
+// Two partial sums over alternate k (an unrolled SIMD loop): the in-order
+// rows keep the small term at every j, the alternate-k rows read the width,
+// the products and the rounding as they are.
+TEST(ArithmeticProbe, TwoPartialSumsOverAlternateKAreReadInTheirOrder) {
+  const Call call = probed(DType::kF32, 64);
+  Arithmetic split;
+  split.split = true;
+  ops::ArithmeticReading r = read(call, split);
+  EXPECT_EQ(r.order, ops::SumOrder::kAlternate);
+  EXPECT_EQ(r.accumulator.lost_at, 0);
+  EXPECT_EQ(r.width, 24);
+  EXPECT_EQ(r.product.lost_at, 0);
+  EXPECT_EQ(r.rounding, ops::RoundingReading::kNearestEven) << r.rounding_detail;
+  EXPECT_EQ(named(call, split), "");
+  split.mode = Mode::kTowardZero;
+  EXPECT_EQ(named(call, split), "ACCUMULATOR_ROUNDING(toward_zero)");
+  split.mode = Mode::kNearest;
+  split.acc_bits = 8;
+  EXPECT_EQ(named(call, split), "ACCUMULATOR_PRECISION(bf16)");
+  // Products rounded to FP32 in their own partial sum: read as rounded.
+  Arithmetic rounded = split;
+  rounded.acc_bits = 24;
+  rounded.product_bits = 24;
+  EXPECT_EQ(read(call, rounded).product.lost_at, 24);
+  EXPECT_EQ(read(call, {}).order, ops::SumOrder::kSequential);
 }
 
 TEST(ArithmeticProbe, FlushedSubnormalsAreReadAsSuch) {
