@@ -72,12 +72,14 @@ std::string width_name(int bits) {
   return std::to_string(bits) + "-bit";
 }
 
-ArithmeticLayout arithmetic_layout(DType in, DType out, std::optional<DType> acc, std::int64_t m, std::int64_t n,
-                                   std::int64_t k) {
+ArithmeticLayout arithmetic_layout(DType in, DType out, std::int64_t m, std::int64_t n, std::int64_t k) {
   ArithmeticLayout L;
   const int p_in = significant_bits(in);
-  const int p_decl = acc ? significant_bits(*acc) : 24;
-  L.declared_bits = p_decl;
+  // The widest accumulator the rows reach: FP32's (or the inputs' own, when
+  // wider). Not the declared accumulator: inputs are drawn once and judged
+  // against several impls, each with its own declaration.
+  const int p_decl = std::max(24, p_in);
+  L.reach_bits = p_decl;
   // S: the smallest power of two that keeps S 2^-(p + 2) a normal number of
   // both formats (1 for FP32 and bf16; 2^12 for fp16), while 4 S stays finite.
   const double floor_normal = std::max(dtype_info(in).min_normal, dtype_info(out).min_normal);
@@ -174,7 +176,7 @@ Status apply_arithmetic_probe(Call& call) {
   Tensor& c = call.t("C");
   a.fill_storage(0.0);
   c.fill_storage(0.0);
-  const ArithmeticLayout L = arithmetic_layout(a.dtype(), c.dtype(), call.config.accumulator, m, n, k);
+  const ArithmeticLayout L = arithmetic_layout(a.dtype(), c.dtype(), m, n, k);
   const double col1 = 1 + std::ldexp(1.0, -L.product_h);
   for (std::int64_t kk = 0; kk < k; ++kk)
     for (std::int64_t j = 0; j < n; ++j) b.set(tb ? j * k + kk : kk * n + j, j == 1 ? col1 : 1.0);
@@ -207,7 +209,7 @@ ArithmeticReading read_arithmetic(const Call& inputs, const std::vector<double>&
   if (!inputs.has("A") || !inputs.has("C") || m < 1 || n < 1 || static_cast<std::int64_t>(got.size()) < m * n)
     return R;
   const ArithmeticLayout L =
-      arithmetic_layout(inputs.t("A").dtype(), inputs.t("C").dtype(), inputs.config.accumulator, m, n, k);
+      arithmetic_layout(inputs.t("A").dtype(), inputs.t("C").dtype(), m, n, k);
   R.laid_out = !L.rows.empty();
   R.left_out = static_cast<int>(L.wanted - L.rows.size());
   R.product_h = L.product_h;

@@ -70,16 +70,16 @@ struct ArithmeticRow {
 struct ArithmeticLayout {
   double scale = 1;     ///< S
   int product_h = 0;    ///< op(B)'s column 1 is 1 + 2^-h
-  int declared_bits = 24;  ///< the width the drift rows are built for (declared accumulator, else FP32)
+  int reach_bits = 24;  ///< the widest running sum the rows measure, and the width of the drift rows: max(24, inputs')
   std::vector<ArithmeticRow> rows;  ///< row i of C is rows[i]; rows beyond M are not laid out
   std::size_t wanted = 0;           ///< how many rows the layout has at unlimited M
 };
 
-/// The layout for inputs of format `in`, output `out`, the declared
-/// accumulator `acc` (nullopt: FP32 assumed for the drift rows), M rows, N
-/// columns and K terms. Deterministic: the probe and its reader both call it.
-ArithmeticLayout arithmetic_layout(DType in, DType out, std::optional<DType> acc, std::int64_t m, std::int64_t n,
-                                   std::int64_t k);
+/// The layout for inputs of format `in`, output `out`, M rows, N columns and
+/// K terms. Deterministic and independent of any declaration (the engine
+/// draws a config's inputs once for every impl): the probe and its reader
+/// both call it.
+ArithmeticLayout arithmetic_layout(DType in, DType out, std::int64_t m, std::int64_t n, std::int64_t k);
 
 /// Fills A, B and C of a matmul call with the layout (C zero; alpha, beta as
 /// configured: the probe needs alpha = 1, beta = 0).

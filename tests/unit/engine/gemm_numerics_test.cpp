@@ -137,7 +137,7 @@ TEST(ArithmeticProbe, EveryRowIsExactInTheDeclaredFormats) {
   for (DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
     const Call call = probed(t, 64);
     const ops::ArithmeticLayout layout =
-        ops::arithmetic_layout(t, t, DType::kF32, call.get_int("M"), call.get_int("N"), call.get_int("K"));
+        ops::arithmetic_layout(t, t, call.get_int("M"), call.get_int("N"), call.get_int("K"));
     EXPECT_EQ(layout.rows.size(), layout.wanted) << dtype_name(t) << ": M = 160 holds every row";
     // Honest arithmetic: an exact sum rounded once to the output reproduces
     // every row's exact result (the FP64 oracle is exact on these values).
@@ -150,6 +150,23 @@ TEST(ArithmeticProbe, EveryRowIsExactInTheDeclaredFormats) {
       for (const auto& [kk, v] : row.terms) EXPECT_EQ(round_to(v, t), v) << dtype_name(t) << " row " << r;
     }
   }
+}
+
+// The engine draws a config's inputs once and judges every impl on them,
+// each with its own declared accumulator: the rows must not depend on it.
+TEST(ArithmeticProbe, TheRowsDoNotDependOnTheDeclaredAccumulator) {
+  Call fp32acc = probed(DType::kBF16);
+  Call bf16acc = fp32acc;
+  bf16acc.config.accumulator = DType::kBF16;
+  Arithmetic bf16_sum;
+  bf16_sum.acc_bits = 8;
+  const ops::ArithmeticReading a = read(fp32acc, bf16_sum), b = read(bf16acc, bf16_sum);
+  EXPECT_EQ(a.width, 8);
+  EXPECT_EQ(b.width, 8);
+  EXPECT_EQ(a.order, ops::SumOrder::kSequential);
+  EXPECT_EQ(b.order, ops::SumOrder::kSequential);
+  EXPECT_EQ(named(fp32acc, bf16_sum), "ACCUMULATOR_PRECISION(bf16)");
+  EXPECT_EQ(named(bf16acc, bf16_sum), "");  // declared bf16: the declaration holds
 }
 
 TEST(ArithmeticProbe, AnFp32FmaChainReadsAsDeclared) {
