@@ -124,9 +124,14 @@ CalibrationResult run_calibration(const CheckRequest& given, BackendRegistry& re
     std::shared_ptr<const Impl> impl;
   };
   std::vector<Job> jobs;
+  // --shard I/N: the selected contracts round robin (a trio stays together).
+  std::size_t planned = 0;
   for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
     const Contract& contract = loaded.contracts[ci];
     if (!selected(request.contracts, contract.id)) continue;
+    if (request.shard &&
+        static_cast<int>(planned++ % static_cast<std::size_t>(request.shard->count)) != request.shard->index)
+      continue;
     auto it = by_contract.find(contract.id);
     if (it == by_contract.end()) {
       result.missing.push_back(contract.id);

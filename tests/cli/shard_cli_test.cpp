@@ -193,6 +193,29 @@ TEST_F(ShardCli, SchedulersVariablesGiveTheShard) {
   EXPECT_EQ(run_kc("lint " + kContracts + " --shard 0/2").code, 2);
 }
 
+TEST_F(ShardCli, CalibrateShardsSplitTheContractsWithTheirTrios) {
+  const std::string blas = std::string(KC_SOURCE_DIR) + "/contracts/blas/";
+  const std::string files = blas + "KC-SCAL-01.kc " + blas + "KC-SCAL-02.kc " + blas + "KC-RED-01.kc";
+  std::string seen;
+  for (int i = 0; i < 2; ++i) {
+    const auto r = run_kc("calibrate " + files + " --shard " + std::to_string(i) + "/2");
+    ASSERT_EQ(r.code, 0) << r.out;
+    for (const char* id : {"KC-SCAL-01 ", "KC-SCAL-02 ", "KC-RED-01 "}) {
+      const std::size_t at = r.out.find(id);
+      if (at == std::string::npos) continue;
+      EXPECT_EQ(seen.find(id), std::string::npos) << id << " in two shards";
+      seen += id;
+      // The whole trio runs in the shard that has the contract: one row per role.
+      std::size_t rows = 0;
+      for (std::size_t p = r.out.find("\n" + std::string(id)); p != std::string::npos;
+           p = r.out.find("\n" + std::string(id), p + 1))
+        ++rows;
+      EXPECT_EQ(rows, 3u) << id << "\n" << r.out;
+    }
+  }
+  EXPECT_EQ(seen.size(), std::string("KC-SCAL-01 KC-SCAL-02 KC-RED-01 ").size()) << seen;
+}
+
 TEST_F(ShardCli, DurationsOfAnEarlierRunBalanceTheSplit) {
   ASSERT_EQ(grade("", "full").code, 0);
   std::size_t sum = 0;

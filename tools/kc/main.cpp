@@ -159,7 +159,8 @@ options (check, grade, calibrate):
                        one row escapes K probes with probability <= 2^-K)
   --fast-samples S     with --fast: sampled elements (matmul) or query rows (attention),
                        default 64
-  --shard I/N          (check, grade) run only shard I (from 0) of N of the plan; every shard
+  --shard I/N          (check, grade, calibrate) run only shard I (from 0) of N of the plan
+                       (calibrate: of the contracts, each with its trio); every shard
                        of one plan splits it the same way, so N machines run each case once;
                        `kc merge` joins their --out directories. auto: I and N from Slurm
                        (SLURM_ARRAY_TASK_ID/COUNT), Kubernetes (JOB_COMPLETION_INDEX and
@@ -799,6 +800,8 @@ int cmd_vet(Args& a) {
 
 int cmd_calibrate(Args& a) {
   a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
+  if (!a.shard.empty())
+    if (int rc = resolve_shard(a); rc >= 0) return rc;
   auto r = kc::engine::run_calibration(a.request);
   std::cout << kc::engine::render_calibration(r, a.color);
   return r.exit_code();
@@ -1420,7 +1423,7 @@ int main(int argc, char** argv) {
       {"--pin", !a.pin.empty(), {"ladder"}},
       {"--from", !a.from.empty(), {"retest-plan"}},
       {"--notes", !a.notes.empty(), {"retest-plan"}},
-      {"--shard", !a.shard.empty(), {"check", "grade"}},
+      {"--shard", !a.shard.empty(), {"check", "grade", "calibrate"}},
       {"--sign-key", !a.sign_key.empty(), {"check", "grade", "merge", "certify"}},
       {"--key", !a.key.empty(), {"verify-trace", "certify"}},
       {"--shard-balance", !a.request.shard_balance.empty(), {"check", "grade"}},
