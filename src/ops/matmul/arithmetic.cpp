@@ -397,7 +397,9 @@ std::vector<std::string> describe_arithmetic(const ArithmeticReading& R, const C
                       ") kept its last bit up to j + " + h + " = " + std::to_string(R.product.last_kept) + ")");
     else
       lines.push_back(head + "product exactness: products rounded to about " + std::to_string(R.product.lost_at) +
-                      " significant bits (" + width_name(R.product.lost_at) + ") before they are summed ((1 + 2^-j)(1 + 2^-" +
+                      " significant bits (" + width_name(R.product.lost_at) +
+                      ") before they meet the running sum (no multiply-add fused into it; or fused into a partial sum of "
+                      "its own) ((1 + 2^-j)(1 + 2^-" +
                       h + ") kept its last bit up to j + " + h + " = " + std::to_string(R.product.last_kept) +
                       ", lost it at " + std::to_string(R.product.lost_at) + ")");
   }
@@ -412,8 +414,9 @@ std::vector<std::string> describe_arithmetic(const ArithmeticReading& R, const C
   // Order and normalization.
   switch (R.order) {
     case SumOrder::kSequential:
-      lines.push_back(head + "order and normalization: the terms are added in k order, each addition normalized "
-                      "(after S - S a small S 2^-j survives, down to j = " + std::to_string(R.cancel.last_kept) + ")");
+      lines.push_back(head + "order and normalization: neighbouring terms meet first (in k order, or a tree over "
+                      "neighbours), each addition normalized (after S - S a small S 2^-j survives, down to j = " +
+                      std::to_string(R.cancel.last_kept) + ")");
       break;
     case SumOrder::kAlternate:
       lines.push_back(head + "order and normalization: two partial sums over alternate k (S, x, -S keeps x at every j, "

@@ -184,7 +184,7 @@ TEST(ArithmeticProbe, AnFp32FmaChainReadsAsDeclared) {
   const std::string text = lines(call, {});
   EXPECT_NE(text.find("input rounding: none (FP32 kept"), std::string::npos) << text;
   EXPECT_NE(text.find("accumulator rounding: to nearest, ties to even"), std::string::npos) << text;
-  EXPECT_NE(text.find("the terms are added in k order, each addition normalized"), std::string::npos) << text;
+  EXPECT_NE(text.find("neighbouring terms meet first"), std::string::npos) << text;
   EXPECT_EQ(named(call, {}), "");
 }
 
@@ -354,6 +354,23 @@ TEST(GemmNumerics, Tf32InputsDeclaredFp32) {
   EXPECT_EQ(r.verdict, Verdict::kViolation) << r.reason;
   ASSERT_FALSE(r.signatures.empty()) << r.reason;
   EXPECT_EQ(r.signatures.front().to_string(), "PRECISION_FINGERPRINT(tf32)") << r.reason;
+}
+
+// OpenBLAS's sgemm keeps what it declares: FP32 inputs, a 24-bit running sum
+// rounding to nearest; the readings are notes on a conforming case.
+TEST(GemmNumerics, OpenblasSgemmReadsAsItsDeclaration) {
+  const CaseResult r = trio::check_one_in(numerics_file(), "KC-GEMM-NUMERICS-01", "openblas.sgemm");
+  if (r.verdict == Verdict::kSkipped || r.verdict == Verdict::kNotApplicable) GTEST_SKIP() << r.reason;
+  EXPECT_EQ(r.verdict, Verdict::kConforming) << r.reason;
+  int inputs = 0, widths = 0, nearest = 0;
+  for (const auto& n : r.evidence.notes) {
+    inputs += n.find("input rounding: none (FP32 kept") != std::string::npos;
+    widths += n.find("accumulator width: about 24 significant bits, fp32") != std::string::npos;
+    nearest += n.find("accumulator rounding: to nearest") != std::string::npos;
+  }
+  EXPECT_EQ(inputs, 2);  // K = 4 and K = 64
+  EXPECT_EQ(widths, 2);
+  EXPECT_EQ(nearest, 2);
 }
 
 }  // namespace
