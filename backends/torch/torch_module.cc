@@ -164,6 +164,11 @@ void run_log_softmax(const kc_call* call, int) { view(call, "y").copy_(at::log_s
 void run_gelu_erf(const kc_call* call, int) { view(call, "y").copy_(at::gelu(view(call, "x"), "none")); }
 void run_gelu_tanh(const kc_call* call, int) { view(call, "y").copy_(at::gelu(view(call, "x"), "tanh")); }
 
+void run_exp(const kc_call* call, int) { view(call, "y").copy_(at::exp(view(call, "x"))); }
+void run_tanh(const kc_call* call, int) { view(call, "y").copy_(at::tanh(view(call, "x"))); }
+void run_erf(const kc_call* call, int) { view(call, "y").copy_(at::erf(view(call, "x"))); }
+void run_silu(const kc_call* call, int) { view(call, "y").copy_(at::silu(view(call, "x"))); }
+
 void run_index_select(const kc_call* call, int) {
   view(call, "out").copy_(at::index_select(view(call, "table"), 0, view(call, "index")));
 }
@@ -189,6 +194,7 @@ void run_layernorm(const kc_call* call, int) {
 void run_sum(const kc_call* call, int threads) {
   with_threads(threads, [&] { view(call, "out").copy_(at::sum(view(call, "x")).reshape({1})); });
 }
+void run_mean(const kc_call* call, int) { view(call, "out").copy_(at::mean(view(call, "x"), {1})); }
 void run_var(const kc_call* call, int threads) {
   // Population variance (the op's definition): unbiased = false.
   with_threads(threads, [&] { view(call, "out").copy_(at::var(view(call, "x"), {1}, /*unbiased=*/false)); });
@@ -255,6 +261,64 @@ constexpr Entry kEntries[] = {
      "at::matmul(op(A), op(B)) on bf16 tensors; alpha = 1 and beta = 0 only", &run_matmul, 0, KC_DTYPE_BF16, "BF16"},
     {"torch.softmax_bf16", "softmax", "accumulator = FP32, " KC_TORCH_COMMON ", reduction_range = SAFE, " KC_TORCH_SRC("torch.nn.functional.softmax on bfloat16 tensors; native/cpu/SoftMaxKernel.cpp (row max subtracted before exp) in opmath_type float"),
      "at::softmax(x, -1) on bf16 tensors", &run_softmax, 0, KC_DTYPE_BF16, "BF16"},
+    // More bf16 ops, and the few Half ops libtorch 1.13 runs on the CPU at
+    // all (docs/backends/torch.md lists the others with their errors: GEMM,
+    // softmax, layer_norm, exp, tanh, erf, gelu, silu and relu raise "... not
+    // implemented for 'Half'"). Sources for the reduced-precision arithmetic:
+    // opmath_type<Half> = opmath_type<BFloat16> = float (ATen/OpMathType.h,
+    // "ops should perform internal math in FP32"); Vectorized<BFloat16>
+    // widens to float for every operation and narrows the result
+    // (cpu/vec/vec256/vec256_bfloat16.h:209-241 map(), :511-519 binary ops),
+    // so a function is one float evaluation rounded once, but a computation
+    // written in Vectorized<BFloat16> rounds every step. layer_norm is such a
+    // computation: RowwiseMomentsImpl<T> (native/cpu/moments_utils.h:58-128)
+    // keeps its Welford mean and M2 in T; on bf16 rows the statistics are
+    // bf16 (measured: rows of mean 30 and spread 0.5 come out 0.36 off where
+    // layer_norm in float then one bf16 rounding is 0.0077 off), so
+    // torch.layernorm_bf16 declares accumulator = BF16, not the FP32 of
+    // OpMathType.h. sum and mean reduce in float: [1, 2^-j ..., -1] keeps its
+    // small terms down to 2^-14 on Half and bf16 rows of 3, 130 and 4096.
+    // accuracy = UNDOCUMENTED where the docs give a formula and no accuracy
+    // and the measured results leave the bound of one rounding (engine:
+    // "measured, not judged", docs/judge.md): mean rounds the float sum to
+    // the tensor's dtype before dividing (two roundings into FP16, 1.3 times
+    // the bound at 7 columns); gelu_tanh and silu on bf16 compute in bf16
+    // steps (1 + tanh cancels: -0 at x = -4 where gelu is -7.0e-5);
+    // gelu_erf's float 1 + erf cancels below x = -5 (0 for -7.4e-8);
+    // log_softmax sums exp in float but rounds the sum to bf16 before its
+    // log (34 times the bound at 7 columns, where -log S is small). The
+    // bf16 exp, tanh and erf are one float evaluation rounded once and
+    // declare it the same way, as the docs state nothing more for them.
+    {"torch.sum_fp16", "sum", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.sum on float16 tensors; cascade_sum in native/cpu/SumKernel.cpp with opmath_type<Half> = float (ATen/OpMathType.h)"),
+     "at::sum(x) on fp16 tensors", &run_sum, 0, KC_DTYPE_F16, "FP16"},
+    {"torch.mean_fp16", "mean", "accumulator = FP32, " KC_TORCH_COMMON ", accuracy = UNDOCUMENTED, " KC_TORCH_SRC("torch.mean on float16 tensors; sum in opmath_type<Half> = float (ATen/OpMathType.h) divided by the count"),
+     "at::mean(x, {1}) on fp16 tensors", &run_mean, 0, KC_DTYPE_F16, "FP16"},
+    {"torch.index_select_fp16", "index_select", KC_TORCH_COMMON ", oob = RAISE, " KC_TORCH_SRC("torch.index_select on float16 tables; bounds check in native/TensorAdvancedIndexing.cpp index_select_out_cpu_"),
+     "at::index_select(table, 0, index) on an fp16 table", &run_index_select, 0, KC_DTYPE_F16, "FP16"},
+    {"torch.embedding_fp16", "embedding", KC_TORCH_COMMON ", oob = RAISE, " KC_TORCH_SRC("torch.nn.functional.embedding on a float16 table; native/Embedding.cpp -> index_select"),
+     "at::embedding(table, index, padding_idx) on an fp16 table", &run_embedding, 0, KC_DTYPE_F16, "FP16"},
+    {"torch.gather_fp16", "gather", KC_TORCH_COMMON ", oob = RAISE, " KC_TORCH_SRC("torch.gather on a float16 table; bounds check in native/cpu/ScatterGatherKernel.cpp"),
+     "at::gather(table, 0, index expanded to {n, dim}) on an fp16 table", &run_gather, 0, KC_DTYPE_F16, "FP16"},
+    {"torch.sum_bf16", "sum", "accumulator = FP32, " KC_TORCH_COMMON ", " KC_TORCH_SRC("torch.sum on bfloat16 tensors; cascade_sum in native/cpu/SumKernel.cpp with opmath_type<BFloat16> = float (ATen/OpMathType.h)"),
+     "at::sum(x) on bf16 tensors", &run_sum, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.mean_bf16", "mean", "accumulator = FP32, " KC_TORCH_COMMON ", accuracy = UNDOCUMENTED, " KC_TORCH_SRC("torch.mean on bfloat16 tensors; sum in opmath_type<BFloat16> = float (ATen/OpMathType.h) divided by the count"),
+     "at::mean(x, {1}) on bf16 tensors", &run_mean, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.log_softmax_bf16", "log_softmax", "accumulator = FP32, " KC_TORCH_COMMON ", accuracy = UNDOCUMENTED, reduction_range = SAFE, " KC_TORCH_SRC("torch.nn.functional.log_softmax on bfloat16 tensors; native/cpu/SoftMaxKernel.cpp (row max subtracted before exp) in opmath_type float"),
+     "at::log_softmax(x, -1) on bf16 tensors", &run_log_softmax, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.layernorm_bf16", "layernorm", "accumulator = BF16, " KC_TORCH_COMMON ", reduction_range = UNSPECIFIED, " KC_TORCH_SRC("torch.nn.functional.layer_norm on bfloat16 tensors; RowwiseMomentsImpl<T> keeps the Welford moments in T (native/cpu/moments_utils.h:58-128) and Vectorized<BFloat16> rounds every operation to bf16 (cpu/vec/vec256/vec256_bfloat16.h:511-519); not the FP32 of ATen/OpMathType.h"),
+     "at::layer_norm(x, {cols}, gamma, beta, eps) on bf16 tensors", &run_layernorm, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.exp_bf16", "exp", KC_TORCH_COMMON ", accuracy = UNDOCUMENTED, " KC_TORCH_SRC("torch.exp on bfloat16 tensors; Vectorized<BFloat16>::exp in float rounded once (cpu/vec/vec256/vec256_bfloat16.h:299-310)"),
+     "at::exp(x) on bf16 tensors", &run_exp, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.tanh_bf16", "tanh", KC_TORCH_COMMON ", accuracy = UNDOCUMENTED, " KC_TORCH_SRC("torch.tanh on bfloat16 tensors; Vectorized<BFloat16>::map in float rounded once (cpu/vec/vec256/vec256_bfloat16.h:209-215)"),
+     "at::tanh(x) on bf16 tensors", &run_tanh, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.erf_bf16", "erf", KC_TORCH_COMMON ", accuracy = UNDOCUMENTED, " KC_TORCH_SRC("torch.erf on bfloat16 tensors; Vectorized<BFloat16>::erf in float rounded once (cpu/vec/vec256/vec256_bfloat16.h:279-297)"),
+     "at::erf(x) on bf16 tensors", &run_erf, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.gelu_erf_bf16", "gelu_erf", KC_TORCH_COMMON ", accuracy = UNDOCUMENTED, inf_policy = FORMULA, " KC_TORCH_SRC("torch.nn.functional.gelu approximate='none' on bfloat16 tensors"),
+     "at::gelu(x, \"none\") on bf16 tensors", &run_gelu_erf, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.gelu_tanh_bf16", "gelu_tanh", KC_TORCH_COMMON ", accuracy = UNDOCUMENTED, inf_policy = FORMULA, " KC_TORCH_SRC("torch.nn.functional.gelu approximate='tanh' on bfloat16 tensors"),
+     "at::gelu(x, \"tanh\") on bf16 tensors", &run_gelu_tanh, 0, KC_DTYPE_BF16, "BF16"},
+    {"torch.silu_bf16", "silu", KC_TORCH_COMMON ", accuracy = UNDOCUMENTED, inf_policy = FORMULA, " KC_TORCH_SRC("torch.nn.functional.silu on bfloat16 tensors (x * sigmoid(x): -inf * 0 = NaN at -inf)"),
+     "at::silu(x) on bf16 tensors", &run_silu, 0, KC_DTYPE_BF16, "BF16"},
 };
 constexpr int kNumEntries = sizeof kEntries / sizeof kEntries[0];
 
