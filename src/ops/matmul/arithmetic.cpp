@@ -169,6 +169,8 @@ ArithmeticLayout arithmetic_layout(DType in, DType out, std::int64_t m, std::int
 Status apply_arithmetic_probe(Call& call) {
   const std::int64_t m = call.get_int("M", 64), n = call.get_int("N", 64), k = call.get_int("K", 64);
   if (k < 2) return invalid_argument("probe arithmetic needs K >= 2");
+  if (call.get_double("alpha", 1) != 1 || call.get_double("beta", 0) != 0)
+    return invalid_argument("probe arithmetic reads exact sums of op(A) op(B): it needs alpha = 1 and beta = 0");
   const bool ta = call.get("trans_a", "N") == "T" || call.get("trans_a", "N") == "t";
   const bool tb = call.get("trans_b", "N") == "T" || call.get("trans_b", "N") == "t";
   Tensor& a = call.t("A");

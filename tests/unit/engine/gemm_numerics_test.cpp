@@ -271,6 +271,18 @@ TEST(ArithmeticProbe, AnAlignedBlockAdderLosesTheTermAfterTheCancelledPair) {
   EXPECT_EQ(read(call, {}).cancel.lost_at, 0);
 }
 
+TEST(ArithmeticProbe, NeedsAlphaOneAndBetaZero) {
+  const Op* matmul = builtin_ops().find("matmul");
+  Config config;
+  config.params = {{"M", "160"}, {"N", "2"}, {"K", "4"}, {"beta", "0.5"}};
+  auto call = matmul->make_call(config);
+  ASSERT_TRUE(call.ok());
+  Probe probe;
+  probe.name = "arithmetic";
+  Rng rng(1);
+  EXPECT_FALSE(matmul->apply_probe(*call, probe, rng).ok());
+}
+
 // A wrong kernel (here B read transposed, so every row is scaled) is not read
 // as an arithmetic: no width, no name.
 TEST(ArithmeticProbe, AnOutputThatDoesNotFollowTheRowsIsNotRead) {
