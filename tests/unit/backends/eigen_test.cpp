@@ -333,5 +333,35 @@ contract T-EIGEN-SOFTMAX16 {
   }
 }
 
+// NaN and Inf through the 16-bit functions (C-EXC-01's protocol on FP16 and
+// BF16): the conversions keep NaN (float_to_half_rtne) and the float
+// evaluation propagates it, as declared, on the builds with IEEE flags. The
+// -Ofast build's fp16 tanh and erf turn the 28 injected non-finite inputs into
+// finite outputs (NAN_SWALLOWED): -ffinite-math-only, as its float gelu/silu.
+TEST_F(EigenBackend, SixteenBitFunctionsPropagateNanExceptUnderOfast) {
+  const char* exc = R"(
+contract T-EIGEN-EXC16 {
+  scope      elementwise
+  pre        precision(x, y) in {FP16, BF16} and value_range(x) normal(0, 1)
+  post       declared_policy nan in {IEEE_PROPAGATE, MASK, RAISE}
+  tolerance  none
+  reference  spec IEEE754-2019
+  measure    inject nonfinite at density 0.02; observe propagation
+  violation  "non-finite input, undeclared output" signature NAN_SWALLOWED, NAN_INTRODUCED, INF_SIGN
+}
+)";
+  for (const std::string& level : loaded_levels())
+    for (const char* suffix : {"fp16", "bf16"})
+      for (const char* fn : {"exp", "log", "tanh", "erf"})
+        expect_conforming(check_text(exc, "eigen." + level + "." + fn + "_" + suffix));
+  auto has = backends::cpu_has("avx2");
+  ASSERT_TRUE(has.ok());
+  if (!*has) GTEST_SKIP() << "this CPU lacks AVX2: the -Ofast build is skipped";
+  const engine::CaseResult r = check_text(exc, "eigen.avx2_Ofast.tanh_fp16");
+  EXPECT_EQ(r.verdict, engine::Verdict::kViolation) << describe(r);
+  ASSERT_FALSE(r.signatures.empty()) << describe(r);
+  EXPECT_EQ(r.signatures.front().name, "NAN_SWALLOWED") << describe(r);
+}
+
 }  // namespace
 }  // namespace kc::backend_test
