@@ -78,13 +78,13 @@ ArithmeticLayout arithmetic_layout(DType in, DType out, std::int64_t m, std::int
   // The widest accumulator the rows reach: FP32's (or the inputs' own, when
   // wider). Not the declared accumulator: inputs are drawn once and judged
   // against several impls, each with its own declaration.
-  const int p_decl = std::max(24, p_in);
-  L.reach_bits = p_decl;
+  const int p_reach = std::max(24, p_in);
+  L.reach_bits = p_reach;
   // S: the smallest power of two that keeps S 2^-(p + 2) a normal number of
   // both formats (1 for FP32 and bf16; 2^12 for fp16), while 4 S stays finite.
   const double floor_normal = std::max(dtype_info(in).min_normal, dtype_info(out).min_normal);
   int e = 0;
-  while (e < 60 && p2(e - (p_decl + 2)) < floor_normal && 4 * p2(e + 1) <= dtype_info(in).max_finite) ++e;
+  while (e < 60 && p2(e - (p_reach + 2)) < floor_normal && 4 * p2(e + 1) <= dtype_info(in).max_finite) ++e;
   const double s = p2(e);
   L.scale = s;
   L.product_h = std::max(1, p_in / 2);
@@ -97,7 +97,7 @@ ArithmeticLayout arithmetic_layout(DType in, DType out, std::int64_t m, std::int
   // Exponent range: fp16 flushes 2^-40 S to zero, tf32 and bf16 keep it.
   b.add(row_of(K::kInputRange, 40, {{0, s * p2(-40)}}, s * p2(-40)));
   // Accumulator width, as accumulator_bits with one small term.
-  for (int j = 1; j <= p_decl + 4; ++j)
+  for (int j = 1; j <= p_reach + 4; ++j)
     b.add(row_of(K::kAccumulator, j, {{0, s}, {1, s * p2(-j)}, {2, -s}}, s * p2(-j)));
   // Products (column 1 = 1 + 2^-h): -S(1 + 2^-h) + S(1 + 2^-j)(1 + 2^-h) =
   // S 2^-j (1 + 2^-h) exactly when the product keeps its low bit 2^-(j+h).
@@ -105,14 +105,14 @@ ArithmeticLayout arithmetic_layout(DType in, DType out, std::int64_t m, std::int
   // keeping two partial sums over alternate k meets the pair only in the second.
   for (bool alternate : {false, true})
     if (n >= 2)
-      for (int j = 1; j < p_in && j + h <= std::min(2 * p_in, p_decl) + 1; ++j) {
+      for (int j = 1; j < p_in && j + h <= std::min(2 * p_in, p_reach) + 1; ++j) {
         ArithmeticRow r =
             row_of(K::kProduct, j, {{0, -s}, {alternate ? 2 : 1, s * (1 + p2(-j))}}, s * p2(-j) * (1 + p2(-h)));
         r.alternate = alternate;
         b.add(std::move(r));
       }
-  // Rounding at the widths of the common accumulators and the declared one.
-  std::set<int> widths = {8, 11, 24, p_decl};
+  // Rounding at the widths of the common accumulators (bf16, fp16 and tf32, FP32) and the widest reached.
+  std::set<int> widths = {8, 11, 24, p_reach};
   const int d = 2;
   // In order (S, x, -S) and over alternate k (S, -S, x: S and x share a
   // partial sum of a two-way split).
@@ -144,23 +144,23 @@ ArithmeticLayout arithmetic_layout(DType in, DType out, std::int64_t m, std::int
   // Read with the accumulator rows, they also tell the order: a sequential
   // sum keeps these and loses those; two partial sums over alternate k the
   // reverse; a block aligned to its largest term loses both.
-  for (int j = 2; j <= p_decl + 16; ++j)
+  for (int j = 2; j <= p_reach + 16; ++j)
     b.add(row_of(K::kCancel, j, {{0, s}, {1, -s}, {2, s * p2(-j)}}, s * p2(-j)));
   // Subnormals: 1.5 m - m = m / 2 (a subnormal result of normal inputs) and
   // m + m / 8 (a subnormal input, a normal result), m the larger min normal.
   b.add(row_of(K::kSubnormalResult, 0, {{0, 1.5 * floor_normal}, {1, -floor_normal}}, 0.5 * floor_normal), {}, true);
   b.add(row_of(K::kSubnormalInput, 0, {{0, floor_normal}, {1, floor_normal / 8}}, 1.125 * floor_normal), {}, true);
-  // Drift: y = S 2^-(p-1) (1 - 2^-dd), just under one ulp of S at the declared
+  // Drift: y = S 2^-(p-1) (1 - 2^-dd), just under one ulp of S at the reached
   // width. Round to nearest adds an ulp each time (error 2^-dd ulp per term);
   // truncation drops y each time (error (K - 1) y, about 2 (K - 1) u S, which
   // exceeds gamma(K + 2) S from K ~ 8 on).
   if (k >= 3) {
     const int dd = std::min(p_in - 1, 8);
-    const double y = s * p2(-(p_decl - 1)) * (1 - p2(-dd));
+    const double y = s * p2(-(p_reach - 1)) * (1 - p2(-dd));
     for (double sign : {1.0, -1.0}) {
       std::vector<std::pair<std::int64_t, double>> terms = {{0, sign * s}};
       for (std::int64_t kk = 1; kk < k; ++kk) terms.emplace_back(kk, sign * y);
-      b.add(row_of(K::kDrift, p_decl, std::move(terms), sign * (s + static_cast<double>(k - 1) * y)));
+      b.add(row_of(K::kDrift, p_reach, std::move(terms), sign * (s + static_cast<double>(k - 1) * y)));
     }
   }
   return L;

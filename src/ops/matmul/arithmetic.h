@@ -18,9 +18,9 @@
 //                                              a partial sum (two partial sums over alternate k); product
 //                                              and rounding rows come in both orders, read as the sum goes
 //   subnormal    (1.5 m, -m) and (m, m/8)   -> a subnormal result from normal inputs; a subnormal input
-//   drift        S, then K - 1 copies of y  -> no reading: y just under one ulp of S at the declared width,
+//   drift        S, then K - 1 copies of y  -> no reading: y just under one ulp of S at 24 bits (FP32),
 //                                              so a truncating accumulator drops nearly an ulp per term and
-//                                              leaves the declared format's round-to-nearest bound
+//                                              leaves an FP32 accumulator's round-to-nearest bound
 // (S a power of two that keeps every term a normal number of the formats).
 #pragma once
 
