@@ -704,9 +704,11 @@ class Pool {
   }
 
  private:
-  // ~100 microseconds of polling (a pause is tens of cycles): about the gap
-  // between passes at small n, where sleeping would cost a futex wake each time.
-  static constexpr int kSpins = 4000;
+  // Polling for ~10-40 microseconds (a pause is 10-140 cycles, by CPU) before
+  // sleeping: the next pass of a check starts within a few microseconds, and a
+  // futex wake costs more than that; longer would take the core from whatever
+  // runs after the check (the next GEMM).
+  static constexpr int kSpins = 500;
   // pieces_ holds a job's generation, its piece count and the next piece to
   // claim in one word, so that a worker can only claim a piece of the job it
   // woke for, and learns the count without reading job_ (which the next job

@@ -11,7 +11,11 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../backends/backend_test_util.h"
 #include "engine/classify.h"
@@ -862,6 +866,53 @@ TEST(AttentionVerifier, NanOutputFailsNonFiniteInputsAreDeclinedOtherCallsReject
   EXPECT_EQ(verify_attention(inputs, call, attn_opts(5, 0)).status().code(), StatusCode::kInvalidArgument);
   Call matmul = *builtin_ops().find("matmul")->make_call(Config{});
   EXPECT_EQ(verify_attention(matmul, matmul, attn_opts(5)).status().code(), StatusCode::kInvalidArgument);
+}
+
+
+// The passes' worker threads are shared by the process: checks run from
+// several threads at once (kc's parallel cases) give the results each gives
+// alone, and a forked child, which has none of its parent's threads, still
+// completes a check (its own workers, or the calling thread alone).
+TEST(ThinPass, ConcurrentChecksAndAForkedChildGiveTheSameResults) {
+  std::vector<Gemm> gemms;
+  for (std::uint64_t s = 0; s < 4; ++s) {
+    Rng rng(40 + s);
+    gemms.emplace_back(300 + 7 * static_cast<std::int64_t>(s), 280, 260, s % 2 == 1, false, 1, rng);
+    gemms.back().run();
+  }
+  std::vector<double> alone;
+  for (const Gemm& g : gemms) {
+    auto r = verify_gemm(g.problem(), opts(3));
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(r->pass) << r->detail;
+    alone.push_back(r->worst_ratio);
+  }
+  std::vector<std::thread> callers;
+  std::vector<int> mismatches(gemms.size(), 0);
+  for (std::size_t t = 0; t < gemms.size(); ++t)
+    callers.emplace_back([&, t] {
+      for (int rep = 0; rep < 20; ++rep) {
+        auto r = verify_gemm(gemms[t].problem(), opts(3));
+        if (!r.ok() || r->worst_ratio != alone[t]) ++mismatches[t];
+      }
+    });
+  for (auto& c : callers) c.join();
+  for (std::size_t t = 0; t < gemms.size(); ++t) EXPECT_EQ(mismatches[t], 0) << "problem " << t;
+
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool same = true;
+    for (int rep = 0; rep < 5; ++rep) {
+      auto r = verify_gemm(gemms[0].problem(), opts(3));
+      same = same && r.ok() && r->worst_ratio == alone[0];
+    }
+    _exit(same ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child did not finish its checks";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
