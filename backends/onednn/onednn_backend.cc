@@ -589,6 +589,13 @@ class OnednnBackend final : public Backend {
         Declaration d = declaration_of(row, std::string("onednn.") + row.suffix + "_bf16", ", bf16 data");
         d.dtypes = {DType::kBF16};
         d.source += ", dev_guide_data_types (bf16 data, f32 accumulation and intermediates)";
+        // The bf16 matmul runs on VDPBF16PS (brg:avx512_core_bf16 here), which the
+        // Intel SDM (vol. 2, VDPBF16PS) describes as treating denormal inputs as
+        // zero and flushing denormal results to zero whatever MXCSR says.
+        if (s == "matmul") {
+          d.denormal = DenormalPolicy::kFtzDaz;
+          d.source += ", Intel SDM VDPBF16PS (denormal inputs read as zero, denormal results flushed)";
+        }
         impls_.push_back(std::make_shared<OnednnImpl>(std::move(d), row.kind, Knobs{}));
       }
     }
