@@ -104,14 +104,7 @@ Result<Certificate> make_certificate(const std::string& run_dir) {
   }
   w.end_array();
   w.key("profiles").begin_array();
-  for (const Profile& p : record.profiles) {
-    w.begin_object();
-    for (const auto& [key, v] : p.facts) w.field(key, v);
-    w.key("env").begin_object();
-    for (const auto& [key, v] : p.env) w.field(key, v);
-    w.end_object();
-    w.end_object();
-  }
+  for (const auto& p : record.profiles) write_profile(w, p);
   w.end_array();
   w.field("proves", kProves);
   w.field("does_not_prove", kDoesNotProve);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kc/engine.h"
+#include "kc/profile.h"
 #include "report/json_writer.h"
 
 namespace kc::report {
@@ -18,6 +19,8 @@ inline constexpr std::string_view kKcVersion = "0.1.0";
 /// Writes the case record (an object) into w — the one place a CaseResult
 /// becomes JSON, used by case_json (compact, the trace) and render_json (pretty).
 void write_case(JsonWriter& w, const engine::CaseResult& c);
+/// A machine profile as one JSON object: its facts, then "env" (run records, certificates).
+void write_profile(JsonWriter& w, const Profile& p);
 /// `"timing": {config, sample, cold_s, warm_s}` or `"timing": null` (trace records and run records).
 void write_timing(JsonWriter& w, const std::optional<engine::CaseResult::Timing>& timing);
 

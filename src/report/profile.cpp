@@ -11,6 +11,7 @@
 
 #include "kc_commit.h"
 #include "report/common.h"
+#include "report/json_writer.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -113,6 +114,15 @@ Profile collect_profile(const std::vector<BackendInfo>& backends) {
     if (profile_env_knob(name)) p.env[name] = kv.substr(eq + 1);
   }
   return p;
+}
+
+void write_profile(JsonWriter& w, const Profile& p) {
+  w.begin_object();
+  for (const auto& [k, v] : p.facts) w.field(k, v);
+  w.key("env").begin_object();
+  for (const auto& [k, v] : p.env) w.field(k, v);
+  w.end_object();
+  w.end_object();
 }
 
 }  // namespace kc::report

@@ -94,14 +94,7 @@ std::string render_record(const RunRecord& r) {
   }
   w.end_array();
   w.key("profiles").begin_array();
-  for (const auto& p : r.profiles) {
-    w.begin_object();
-    for (const auto& [k, v] : p.facts) w.field(k, v);
-    w.key("env").begin_object();
-    for (const auto& [k, v] : p.env) w.field(k, v);
-    w.end_object();
-    w.end_object();
-  }
+  for (const auto& p : r.profiles) write_profile(w, p);
   w.end_array();
   w.key("cases").begin_array();
   for (const auto& c : r.cases) {
