@@ -470,4 +470,21 @@ TEST(CliSanitizer, APlantedOutOfBoundsWriteIsNamed) {
   std::filesystem::remove(lib);
 }
 
+TEST(Cli, ColourFollowsNoColorAndTheFlags) {
+  const std::string args = "check " + src("contracts/blas/KC-GEMM-01.kc") + " --impl ref.matmul";
+  EXPECT_EQ(kc(args).out.find("\033["), std::string::npos);  // not a terminal: plain
+  EXPECT_NE(kc(args + " --color").out.find("\033["), std::string::npos);
+  EXPECT_EQ(kc(args + " --color --no-color").out.find("\033["), std::string::npos);
+  // NO_COLOR turns off the terminal default; an explicit --color still wins.
+  const std::string env = "NO_COLOR=1 ";
+  FILE* p = popen((env + KC_BIN + " " + args + " --color 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  std::size_t got;
+  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
+  pclose(p);
+  EXPECT_NE(out.find("\033["), std::string::npos);
+}
+
 }  // namespace

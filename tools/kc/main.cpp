@@ -131,7 +131,8 @@ options (check, grade, calibrate):
                        --samples, selection or contract text is refused (exit 2; docs/trace.md)
   --out DIR            (grade) directory for report.json, report.junit.xml, report.md, report.html,
                        trace.jsonl, record.json
-  --no-color           never colour the table
+  --no-color           never colour the table (NO_COLOR in the environment does the same)
+  --color              colour it even when stdout is not a terminal
   --isolate MODE       process (default): each impl runs in a worker process on guarded
                        buffers, so a crash, hang, memory blow-up or out-of-bounds write
                        becomes an error verdict; none: in kc's process, for debugging;
@@ -218,7 +219,8 @@ struct Args {
   bool out_given = false;                 ///< --out given (check writes its run record there)
   std::string resume;                     ///< --resume DIR|FILE
   std::string baseline, fail_on, junit, html;  ///< --baseline, --fail-on, --junit, --html
-  bool color = isatty(STDOUT_FILENO) != 0;
+  /// Colour on a terminal unless NO_COLOR is set (https://no-color.org); --color / --no-color decide.
+  bool color = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
   bool format_given = false;
   bool strict = false;  ///< lint --strict
   bool fast_tuned = false;  ///< --fast-probes or --fast-samples given
@@ -436,6 +438,8 @@ int parse_args(int argc, char** argv, Args* a) {
       a->request.allow_empty = true;
     } else if (s == "--no-color") {
       a->color = false;
+    } else if (s == "--color") {
+      a->color = true;
     } else if (!s.empty() && s[0] == '-') {
       return usage_error("unknown option '" + s + "'");
     } else if (a->command.empty()) {
