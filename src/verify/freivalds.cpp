@@ -4,8 +4,10 @@
 // Error model (Higham, Accuracy and Stability, §3.5). With E = C_hat - C*,
 // C* = alpha op(A) op(B) + beta C0 and m = |alpha||op(A)||op(B)| + |beta||C0|,
 // the kernel promises |E| <= (g m + u |C_hat|) / (1 - u) elementwise, where
-// g = gamma_(K+2)(u) (or its probabilistic counterpart) and u |C*| is the
-// final rounding into the output format, u |C*| <= u (|C_hat| + |E|).
+// g = gamma_(K+2)(u_acc) (or its probabilistic counterpart; u_acc the declared
+// accumulator's unit roundoff) and u |C*| is the final rounding into the
+// output format, u |C*| <= u (|C_hat| + |E|), u = u_out (docs/verify.md,
+// "Low-precision inputs").
 // For a probe x:
 //   |(C_hat x - C* x)_i| = |sum_j E_ij x_j| <= sum_j |E_ij||x_j|
 //                        <= (g (m|x|)_i + u (|C_hat||x|)_i) / (1 - u)
@@ -36,7 +38,7 @@ namespace {
 
 // The FP32 block path's rounding, gamma_33(u32) of the magnitudes, against the
 // kernel's own gamma_(K+2)(u): at K, N >= 1024 it loosens the bound by at most
-// about 6% (33 u32 on each of m and |C||x| against 1026 u on m); shorter sums stay in FP64.
+// about 6% (33 u32 on each of m and |C||x| against 1026 u on m).
 constexpr std::int64_t kFp32MinLength = 1024;
 // Shorter sums, down to kFp32ShortLength, take the FP32 path with blocks of
 // half the length (r = 8 FMAs per lane, gamma_17(u32)): against gamma_(K+2)(u)
