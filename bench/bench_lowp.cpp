@@ -98,7 +98,8 @@ double add_round(double a, double b, DType t) {
   return e > 0 ? std::max(r, other) : std::min(r, other);
 }
 
-/// round_fast against kc::round_to on values around t's ties, subnormals and range ends.
+/// round_fast against kc::round_to on values around t's ties, subnormals and range
+/// ends; add_round on ties with a term below the FP64 sum's last place.
 bool rounding_matches(DType t) {
   kc::Rng rng(0x726f756e64ull);
   const kc::DTypeInfo& info = kc::dtype_info(t);
@@ -115,6 +116,21 @@ bool rounding_matches(DType t) {
     if (std::bit_cast<std::uint64_t>(a) != std::bit_cast<std::uint64_t>(b)) {
       std::fprintf(stderr, "kc_bench_lowp: round_fast(%a, %s) = %a, kc::round_to %a\n", x,
                    std::string(kc::dtype_name(t)).c_str(), a, b);
+      return false;
+    }
+  }
+  // add_round's tie rule: a value halfway between two of t's, plus a term too
+  // small to change its FP64 sum, rounds toward that term's side.
+  for (int i = 0; i < 100000; ++i) {
+    const double v = kc::round_to(rng.normal(), t);
+    if (v == 0) continue;
+    const double half = std::ldexp(1.0, std::ilogb(v) - info.mantissa_bits - 1), tie = v + half;
+    const double tiny = (i % 2 ? 1 : -1) * std::ldexp(std::fabs(tie), -60);
+    const double got = add_round(tie, tiny, t);
+    const double want = kc::round_to(std::nextafter(tie, tiny > 0 ? INFINITY : -INFINITY), t);
+    if (tie + tiny != tie || got != want) {
+      std::fprintf(stderr, "kc_bench_lowp: add_round(%a, %a, %s) = %a, expected %a\n", tie, tiny,
+                   std::string(kc::dtype_name(t)).c_str(), got, want);
       return false;
     }
   }
