@@ -812,7 +812,8 @@ bool fp32_blocks_available() { return fp32_kernel() != Fp32Kernel::kNone; }
 
 bool thin_pass(const ThinPass& ps) {
   const MatrixRef& m = *ps.m;
-  // A thread costs tens of microseconds to start: below ~64K elements one is faster.
+  // Below ~64K elements a pass is a few tens of microseconds on one thread, the
+  // order of a sleeping worker's wake-up: one thread does it.
   const int threads = m.rows * m.cols >= (std::int64_t{1} << 16) ? std::max(1, ps.threads) : 1;
   if (!ps.transposed) {
     const Fp32Kernel kernel = ps.vf != nullptr && !ps.abs_rows ? fp32_kernel() : Fp32Kernel::kNone;
