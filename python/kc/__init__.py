@@ -173,12 +173,6 @@ def impl(fn: Optional[Callable] = None, *, op: str, dtypes: Union[str, Iterable[
             raise ValueError("a function typed at the interactive prompt cannot run in a worker: put it in a file")
         kind = kind or "numpy"
         default_name = "py." + getattr(fn, "__name__", "impl")
-    if file and _under_tmp(file):
-        raise ValueError(f"{file} is under /tmp, which kc's workers do not see (each has a private /tmp): "
-                         "put the impl's module elsewhere")
-    if file and os.geteuid() == 0 and not _nobody_can_read(file):
-        raise ValueError(f"{file} is not readable by user nobody, which kc's workers become when kc runs as "
-                         "root: put the module where every user can read it")
     if kind not in ("numpy", "torch"):
         raise ValueError(f"kind must be 'numpy' or 'torch', not {kind!r}")
     text = dict(name=name or default_name, op=op, dtypes=dtype_text, declares=_declares_text(declares),
@@ -188,6 +182,62 @@ def impl(fn: Optional[Callable] = None, *, op: str, dtypes: Union[str, Iterable[
         if "\t" in value or "\n" in value:
             raise ValueError(f"impl {key} may not contain a tab or a newline: {value!r}")
     return Impl(**text)
+
+
+def _workers_see(path: str) -> bool:
+    """Whether kc's workers can read `path` where it is: not under /tmp (each
+    worker has a private one) and, when kc runs as root, readable by nobody."""
+    return not _under_tmp(path) and (os.geteuid() != 0 or _nobody_can_read(path))
+
+
+_STAGE_LIMIT = 2000  # files: a directory bigger than this is not copied
+
+
+def _stage(directory: str, required: bool = True) -> Optional[str]:
+    """A copy of `directory`'s Python sources where the workers can read them.
+
+    A module under /tmp (a checkout or a test's scratch), or one user nobody
+    cannot read when kc runs as root, is invisible to kc's workers. Its
+    directory's top-level .py files and package subdirectories (.py files
+    only) are copied into the manifest cache, under a name from the
+    directory's path, and the worker imports the copy. Returns the copy's path;
+    a directory with more than _STAGE_LIMIT such files is an error when it
+    holds an impl's module (`required`), else None (left off the path).
+    """
+    real = os.path.realpath(directory)
+    dest = os.path.join(_cache_dir(), "staged", hashlib.sha256(real.encode()).hexdigest()[:16])
+    copied = 0
+    for root, dirs, files in os.walk(real):
+        rel = os.path.relpath(root, real)
+        if rel != "." and not os.path.isfile(os.path.join(root, "__init__.py")):
+            dirs[:] = []
+            continue
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        out = dest if rel == "." else os.path.join(dest, rel)
+        os.makedirs(out, mode=0o755, exist_ok=True)
+        os.chmod(out, 0o755)
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            copied += 1
+            if copied > _STAGE_LIMIT:
+                if not required:
+                    return None
+                raise KcError(f"{real}: more than {_STAGE_LIMIT} Python files to copy where kc's workers can read "
+                              "them; put the impl's module in a directory every user can read, outside /tmp",
+                              EXIT_USAGE, [])
+            with open(os.path.join(root, f), "rb") as src:
+                _write_atomic(os.path.join(out, f), src.read())
+    return dest
+
+
+def _visible(path: str, staged: dict, required: bool = True) -> Optional[str]:
+    """`path` (a directory), or its staged copy when the workers cannot see it."""
+    if _workers_see(path):
+        return path
+    if path not in staged:
+        staged[path] = _stage(path, required)
+    return staged[path]
 
 
 def _under_tmp(path: str) -> bool:
@@ -248,10 +298,21 @@ def _plugin_for(impls: Sequence[Impl]) -> str:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # The caller's sys.path ("" is its working directory), so the worker
     # imports the impl's module, and what it imports, from where the caller did.
+    # Directories the workers cannot read (under /tmp, or closed to nobody)
+    # are replaced by staged copies of their Python sources (_stage).
+    staged: dict = {}
     paths = [here] + [os.path.abspath(p or os.getcwd()) for p in sys.path if os.path.isdir(p or ".") and p != here]
-    lines = ["kc-python-manifest 1"] + [f"path\t{os.path.abspath(p)}" for p in paths]
+    visible = []
+    for p in paths:
+        v = _visible(p, staged, required=p == here or any(os.path.dirname(i.file) == p for i in impls))
+        if v:
+            visible.append(v)
+    lines = ["kc-python-manifest 1"] + [f"path\t{os.path.abspath(p)}" for p in visible]
     for i in impls:
-        lines.append("\t".join(["impl", i.name, i.op, i.dtypes, i.declares, i.description, i.module, i.file,
+        file = i.file
+        if file and not _workers_see(file):
+            file = os.path.join(_visible(os.path.dirname(file), staged), os.path.basename(file))
+        lines.append("\t".join(["impl", i.name, i.op, i.dtypes, i.declares, i.description, i.module, file,
                                 i.qualname, i.kind]))
     manifest = ("\n".join(lines) + "\n").encode()
     plugin = find_plugin()

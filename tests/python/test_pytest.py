@@ -12,8 +12,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def test_violation_is_a_pytest_failure_with_evidence(tmp_path):
     junit = tmp_path / "junit.xml"
     example = os.path.join(HERE, "examples", "softmax_example_test.py")
+    # The plugin is loaded by -p alone: with kc installed (an egg-info beside
+    # the sources, or a venv), its pytest11 entry point would register it twice.
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "kc.testing", example,
-                          f"--junitxml={junit}"], capture_output=True, text=True, cwd=str(tmp_path))
+                          f"--junitxml={junit}"], capture_output=True, text=True, cwd=str(tmp_path), env=env)
     assert run.returncode == 1, run.stdout + run.stderr  # 1: tests failed (not a crash, not a usage error)
     assert "1 failed, 2 passed" in run.stdout
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
