@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "kc/report.h"
 #include "report/yaml_read.h"
@@ -181,6 +182,12 @@ Result<MergedRun> merge_runs(const std::vector<std::string>& dirs) {
     g[r.index] = i;
   }
   std::set<std::string> seen;
+  // Plan order: contract, then selection group (in the order given), then plan index.
+  struct Placed {
+    std::size_t contract, group, plan;
+    engine::CaseResult c;
+  };
+  std::vector<Placed> placed;
   for (std::size_t gi = 0; gi < group_order.size(); ++gi) {
     const auto& g = groups[group_order[gi]];
     const ShardRun& any = runs[g.begin()->second];
@@ -200,9 +207,7 @@ Result<MergedRun> merge_runs(const std::vector<std::string>& dirs) {
         if (!seen.insert(key).second)
           return invalid_argument(c.contract_id + " x " + c.impl + " was judged by two shards (" + r.dir +
                                   " and another): their selections overlap");
-        // Group position rides in the high bits of the plan index for sorting.
-        out.result.cases.push_back(std::move(c));
-        out.result.cases.back().plan_index += gi << 40;
+        placed.push_back({c.contract_index, gi, c.plan_index, std::move(c)});
       }
       out.shards.push_back(r.record);
     }
@@ -212,12 +217,10 @@ Result<MergedRun> merge_runs(const std::vector<std::string>& dirs) {
                               ": a shard ran a different split (another --shard-balance record?)");
     out.result.plan_total += static_cast<std::size_t>(cases);
   }
-  std::stable_sort(out.result.cases.begin(), out.result.cases.end(),
-                   [](const engine::CaseResult& a, const engine::CaseResult& b) {
-                     return std::make_pair(a.contract_index, a.plan_index) <
-                            std::make_pair(b.contract_index, b.plan_index);
-                   });
-  for (auto& c : out.result.cases) c.plan_index &= (std::size_t{1} << 40) - 1;
+  std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
+    return std::tie(a.contract, a.group, a.plan) < std::tie(b.contract, b.group, b.plan);
+  });
+  for (Placed& p : placed) out.result.cases.push_back(std::move(p.c));
   out.result.planned = out.result.cases.size();
   out.result.plan_fingerprint = fingerprint;
   out.result.selection_fingerprint = groups.size() == 1 ? group_order.front() : "";

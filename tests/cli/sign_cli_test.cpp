@@ -51,6 +51,11 @@ TEST_F(SignCli, KeysAreNeverOverwrittenAndTheSecretIsPrivate) {
   EXPECT_EQ(run_kc("keygen --out " + key()).code, 2);
   EXPECT_EQ(fs::status(key()).permissions() & (fs::perms::group_all | fs::perms::others_all), fs::perms::none);
   EXPECT_EQ(slurp(key() + ".pub").size(), 65u);  // 64 hex digits and a newline
+  // kc check writes no trace unless asked: signing nothing is a usage error, before anything runs.
+  EXPECT_EQ(run_kc("check " + std::string(KC_SOURCE_DIR) + "/contracts/blas/KC-GEMM-01.kc --impl ref.matmul --sign-key " +
+                   key())
+                .code,
+            2);
 }
 
 TEST_F(SignCli, ARechainedTraceKeepsItsChainButFailsItsSignature) {

@@ -664,6 +664,8 @@ int cmd_check(Args& a, bool grade) {
     if (int rc = select_affected(a); rc >= 0) return rc;
   if (!a.shard.empty())
     if (int rc = resolve_shard(a); rc >= 0) return rc;
+  if (!a.sign_key.empty() && !grade && a.request.trace_path.empty())
+    return usage_error("--sign-key signs the run's trace: give kc check a --trace FILE");
   a.request.progress = isatty(STDERR_FILENO) != 0;
   if (grade && a.request.trace_path.empty()) a.request.trace_path = a.out + "/trace.jsonl";
   if (grade) {
@@ -749,8 +751,6 @@ int cmd_check(Args& a, bool grade) {
     else if (!grade)
       std::cerr << "kc: run record " << path << "\n";
   }
-  if (!a.sign_key.empty() && r.trace_path.empty())
-    r.write_errors.push_back("--sign-key: nothing to sign: give --trace FILE (kc grade writes one)");
   sign_outputs(a, {r.trace_path, grade || a.out_given ? a.out + "/record.json" : ""}, &r.write_errors);
   if (const std::string why = r.nothing_judged(); !why.empty())
     std::cerr << "kc: " << why << (a.request.allow_empty ? "" : " (--allow-empty accepts this)") << "\n";
