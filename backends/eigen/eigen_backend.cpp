@@ -4,6 +4,7 @@
 // when Eigen was found; the builds and their manifest live there.
 #include "eigen_backend.h"
 
+#include "kc/install_layout.h"
 #include "variants/variant_backend.h"
 
 namespace kc::backends {
@@ -14,7 +15,8 @@ std::unique_ptr<Backend> make_eigen_backend() {
   spec.description = "Eigen 3 (header-only) kernels, one build per SIMD level (sse2, avx2, avx512, novec) and two flag sets people ship with (avx2_Ofast, clang_avx2)";
   spec.env_var = "KC_EIGEN_DIR";
 #ifdef KC_EIGEN_VARIANT_DIR
-  spec.directory = KC_EIGEN_VARIANT_DIR;
+  // An installed kc's copy (<prefix>/lib/kc/kc-eigen) first, else the build tree's.
+  spec.directory = installed_or(std::string(kInstallPrivateLibDir) + "/kc-eigen", "variants.tsv", KC_EIGEN_VARIANT_DIR);
 #endif
   spec.not_built = "built without Eigen (Eigen3 >= 3.3 not found at configure time: install libeigen3-dev)";
   spec.source =

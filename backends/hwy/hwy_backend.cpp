@@ -4,6 +4,7 @@
 // when Highway's headers were found; the builds and their manifest live there.
 #include "hwy_backend.h"
 
+#include "kc/install_layout.h"
 #include "variants/variant_backend.h"
 
 namespace kc::backends {
@@ -15,7 +16,8 @@ std::unique_ptr<Backend> make_hwy_backend() {
                      "avx2, avx3";
   spec.env_var = "KC_HWY_DIR";
 #ifdef KC_HWY_VARIANT_DIR
-  spec.directory = KC_HWY_VARIANT_DIR;
+  // An installed kc's copy (<prefix>/lib/kc/kc-hwy) first, else the build tree's.
+  spec.directory = installed_or(std::string(kInstallPrivateLibDir) + "/kc-hwy", "variants.tsv", KC_HWY_VARIANT_DIR);
 #endif
   spec.not_built = "built without Highway (hwy/contrib/math/math-inl.h not found at configure time: install libhwy-dev)";
   spec.source =

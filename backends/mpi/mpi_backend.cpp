@@ -163,15 +163,17 @@ std::string find_worker(const std::string& configured) {
   if (!configured.empty()) return configured;
   std::string p = env_or("KC_MPI_WORKER", "");
   if (!p.empty()) return p;
-#ifdef KC_MPI_WORKER_PATH
-  if (is_executable(KC_MPI_WORKER_PATH)) return KC_MPI_WORKER_PATH;
-#endif
+  // Beside kc first (an installed kc's bin/, or the build tree's bin/), then
+  // where it was built.
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     const fs::path beside = self.parent_path() / "kc-mpi-worker";
     if (is_executable(beside.string())) return beside.string();
   }
+#ifdef KC_MPI_WORKER_PATH
+  if (is_executable(KC_MPI_WORKER_PATH)) return KC_MPI_WORKER_PATH;
+#endif
   return {};
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "kc/install_layout.h"
 #include "plugin/plugin_backend.h"
 
 namespace kc::backends {
@@ -40,7 +41,9 @@ class TorchBackend final : public Backend {
       path_ = env;
     } else {
 #ifdef KC_TORCH_MODULE_PATH
-      path_ = KC_TORCH_MODULE_PATH;
+      // An installed kc's copy (<prefix>/lib/kc) first, else where it was built.
+      path_ = installed_or(kInstallPrivateLibDir, "libkc_torch.so", "");
+      path_ = path_.empty() ? std::string(KC_TORCH_MODULE_PATH) : path_ + "/libkc_torch.so";
 #else
       error_ =
           "built without libtorch (CMake's find_package(Torch) failed at configure time, or KC_WITH_TORCH=OFF; "

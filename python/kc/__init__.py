@@ -84,14 +84,16 @@ def find_kc() -> str:
 
 
 def find_plugin() -> str:
-    """libkc_python.so: $KC_PYTHON_PLUGIN, else beside kc (BINDIR/../lib)."""
+    """libkc_python.so: $KC_PYTHON_PLUGIN, else beside kc (BINDIR/../lib in a
+    build tree, BINDIR/../lib/kc in an installed prefix)."""
     env = os.environ.get("KC_PYTHON_PLUGIN")
     if env:
         return env
     kc_bin = os.path.realpath(find_kc())
-    cand = os.path.join(os.path.dirname(os.path.dirname(kc_bin)), "lib", "libkc_python.so")
-    if os.path.isfile(cand):
-        return cand
+    prefix = os.path.dirname(os.path.dirname(kc_bin))
+    for cand in (os.path.join(prefix, "lib", "kc", "libkc_python.so"), os.path.join(prefix, "lib", "libkc_python.so")):
+        if os.path.isfile(cand):
+            return cand
     raise KcError(f"libkc_python.so not found beside {kc_bin} (set KC_PYTHON_PLUGIN; it is built with python3-dev, "
                   "docs/python.md)", EXIT_USAGE, [])
 

@@ -19,6 +19,7 @@
 #include "kc/diff.h"
 #include "kc/engine.h"
 #include "kc/exit_code.h"
+#include "kc/install_layout.h"
 #include "kc/interrupt.h"
 #include "kc/graph.h"
 #include "kc/ladder.h"
@@ -47,9 +48,15 @@ using kc::engine::CheckResult;
 constexpr int kExitOk = kc::exit_value(kc::ExitCode::kOk), kExitViolation = kc::exit_value(kc::ExitCode::kViolation),
               kExitUsage = kc::exit_value(kc::ExitCode::kUsage), kExitInternal = kc::exit_value(kc::ExitCode::kInternal);
 
-#ifndef KC_DEFAULT_CONTRACTS
-#define KC_DEFAULT_CONTRACTS "contracts"
+#ifndef KC_BUILD_CONTRACTS
+#define KC_BUILD_CONTRACTS "contracts"
 #endif
+#ifndef KC_BUILD_INCLUDE_DIR
+#define KC_BUILD_INCLUDE_DIR "include"
+#endif
+// The shipped suite and the plugin header: an installed kc's copies under its
+// prefix (kc/install_layout.h), else the source tree's.
+#define KC_DEFAULT_CONTRACTS kc::installed_or("share/kc/contracts", "suites", KC_BUILD_CONTRACTS)
 
 const char* kHelp = R"(kc — Kernel Contracts: check ML kernels against written contracts.
 
@@ -784,7 +791,8 @@ int cmd_vet(Args& a) {
   const std::string source = a.positional.front();
   a.positional.erase(a.positional.begin());
   const char* env_include = std::getenv("KC_INCLUDE_DIR");
-  const std::string include_dir = env_include ? env_include : KC_INCLUDE_DIR;
+  const std::string include_dir =
+      env_include ? std::string(env_include) : kc::installed_or("include", "kc/kc_plugin.h", KC_BUILD_INCLUDE_DIR);
   auto built = kc::engine::build_kernel_library(source, a.out + "/build", include_dir);
   if (!built.ok()) {
     std::cerr << "kc vet: " << built.status().message() << "\n";
