@@ -57,6 +57,7 @@ class CalibrationBackend : public Backend {
     add_gemm_numerics_impls(out);
     add_lowprec_op_impls(out);
     add_range_impls(out);
+    add_capability_impls(out);
     return out;
   }
 };

@@ -61,5 +61,6 @@ void add_lowprec_impls(ImplList& out);      ///< bf16 GEMM trio (lowprec.cpp)
 void add_gemm_numerics_impls(ImplList& out);  ///< GEMM arithmetic trios, KC-GEMM-NUMERICS (gemm_numerics.cpp)
 void add_lowprec_op_impls(ImplList& out);   ///< FP16/FP8 GEMM, softmax, norms, gelu, sum/mean trios (lowprec_ops.cpp)
 void add_range_impls(ImplList& out);        ///< extreme-magnitude trios, contracts/range (range.cpp)
+void add_capability_impls(ImplList& out);   ///< capability and path trios, contracts/capability (capability.cpp)
 
 }  // namespace kc::calibration

@@ -70,6 +70,8 @@
 
 #include <dnnl.hpp>
 
+#include "kc/capability.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -134,6 +136,30 @@ Status from_dnnl_error(const dnnl::error& e, const std::string& impl) {
   if (e.status == dnnl_unimplemented) return unimplemented(msg);
   if (e.status == dnnl_invalid_arguments) return invalid_argument(msg);
   return kernel_raised(msg);
+}
+
+/// Whether an implementation oneDNN names ("brg:avx512_core_bf16", "gemm:jit",
+/// "ref:any") carries bf16 arithmetic: its ISA part names bf16 or AMX.
+bool bf16_kernel(const std::string& impl) {
+  return impl.find("bf16") != std::string::npos || impl.find("amx") != std::string::npos;
+}
+
+/// Reports the implementation oneDNN selected for the call
+/// (primitive_desc::impl_info_str, "Primitive descriptor: implementation info",
+/// dev_guide_primitive_descriptor / dnnl_primitive_desc_query with
+/// query::impl_info_str). Under fpmath_mode bf16 on f32 data, a kernel without
+/// bf16 arithmetic means the allowance was not used: the reason says why.
+void note_path(const std::string& impl, dnnl::fpmath_mode fpmath = dnnl::fpmath_mode::strict, bool f32_data = true) {
+  std::string reason;
+  if (fpmath == dnnl::fpmath_mode::bf16 && f32_data && !bf16_kernel(impl)) {
+    reason = "fpmath_mode bf16 allows f32 inputs to be rounded to bf16 but does not require it "
+             "(dev_guide_attributes_fpmath_mode); oneDNN " + std::to_string(dnnl_version()->major) + "." +
+             std::to_string(dnnl_version()->minor) + "." + std::to_string(dnnl_version()->patch) + " selected " +
+             impl + ", a strict f32 kernel without bf16 instructions";
+    reason += __builtin_cpu_supports("avx512bf16") ? ", although this CPU has avx512_bf16"
+                                                    : "; this CPU has no bf16 instructions (avx512_bf16, AMX)";
+  }
+  report_selected_path(impl, reason);
 }
 
 /// oneDNN's data type for a kc dtype: f32 and bf16 here (2.6 has no f16
@@ -205,6 +231,7 @@ Status run_matmul(Call& call, const Knobs& k, bool inner_product) {
   const dnnl::primitive_attr attr = gemm_attr(call, k.fpmath);
   if (!inner_product) {
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, eng);
+    note_path(pd.impl_info_str(), k.fpmath, a.dtype() == DType::kF32);
     dnnl::matmul(pd).execute(s, {{DNNL_ARG_SRC, mem(a_md, eng, a)},
                                  {DNNL_ARG_WEIGHTS, mem(b_md, eng, b)},
                                  {DNNL_ARG_DST, mem(c_md, eng, c)}});
@@ -215,6 +242,7 @@ Status run_matmul(Call& call, const Knobs& k, bool inner_product) {
     const memory::desc w_md({bd[1], bd[0]}, dnnl_type(b.dtype()), tb ? Dims{ldb, 1} : Dims{1, ldb});
     dnnl::inner_product_forward::primitive_desc pd(
         dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, a_md, w_md, c_md), attr, eng);
+    note_path(pd.impl_info_str(), k.fpmath, a.dtype() == DType::kF32);
     dnnl::inner_product_forward(pd).execute(s, {{DNNL_ARG_SRC, mem(a_md, eng, a)},
                                                 {DNNL_ARG_WEIGHTS, mem(w_md, eng, b)},
                                                 {DNNL_ARG_DST, mem(c_md, eng, c)}});
@@ -257,6 +285,7 @@ Status run_fused(Call& call, const Knobs& k) {
   dnnl::engine& eng = cpu_engine();
   dnnl::stream s(eng);
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, bias_md, c_md), attr, eng);
+  note_path(pd.impl_info_str(), k.fpmath, a.dtype() == DType::kF32);
   dnnl::matmul(pd).execute(s, {{DNNL_ARG_SRC, mem(a_md, eng, a)},
                                {DNNL_ARG_WEIGHTS, mem(b_md, eng, b)},
                                {DNNL_ARG_BIAS, mem(bias_md, eng, bias)},
@@ -277,10 +306,12 @@ Status run_softmax(Call& call, bool log) {
   if (log) {
     dnnl::logsoftmax_forward::primitive_desc pd(
         dnnl::logsoftmax_forward::desc(dnnl::prop_kind::forward_inference, md, axis), eng);
+    note_path(pd.impl_info_str());
     dnnl::logsoftmax_forward(pd).execute(s, args);
   } else {
     dnnl::softmax_forward::primitive_desc pd(dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, axis),
                                              eng);
+    note_path(pd.impl_info_str());
     dnnl::softmax_forward(pd).execute(s, args);
   }
   s.wait();
@@ -310,6 +341,7 @@ Status run_eltwise(Call& call) {
   dnnl::stream s(eng);
   dnnl::eltwise_forward::primitive_desc pd(
       dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, alg->first, md, alg->second, 0.0f), eng);
+  note_path(pd.impl_info_str());
   dnnl::eltwise_forward(pd).execute(s, {{DNNL_ARG_SRC, mem(md, eng, x)}, {DNNL_ARG_DST, mem(md, eng, y)}});
   s.wait();
   return ok_status();
@@ -339,6 +371,7 @@ Status run_reduction(Call& call, Kind kind) {
   dnnl::engine& eng = cpu_engine();
   dnnl::stream s(eng);
   dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, src_md, dst_md, p, 0.0f), eng);
+  note_path(pd.impl_info_str());
   dnnl::reduction(pd).execute(s, {{DNNL_ARG_SRC, mem(src_md, eng, x)}, {DNNL_ARG_DST, mem(dst_md, eng, out)}});
   s.wait();
   return ok_status();
@@ -368,6 +401,7 @@ Status run_layernorm(Call& call) {
   const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
   dnnl::layer_normalization_forward::primitive_desc pd(
       dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, eps, flags), eng);
+  note_path(pd.impl_info_str());
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(md, eng, x)},
                                        {DNNL_ARG_DST, mem(md, eng, y)},
                                        {DNNL_ARG_SCALE, memory(g_md, eng, g32.data())},
@@ -543,6 +577,21 @@ Declaration declaration_of(const Row& row, const std::string& name, const std::s
   return d;
 }
 
+/// The path a bf16 request asks for (docs/capability.md): a kernel with bf16
+/// arithmetic, as impl_info_str names it (brg:avx512_core_bf16, ..._amx). The
+/// strict f32 kernels are the fallback dev_guide_attributes_fpmath_mode
+/// permits (the attribute names the down-conversions that are allowed, not
+/// ones that must happen), so any other path is the declared fallback. Every shape and layout is in the
+/// class (primitive creation, not the impl, refuses what it cannot serve), so
+/// nothing is outside it: unsupported = UNDEFINED states no more than that.
+void declare_bf16_path(Declaration& d) {
+  d.extra["path"] = "*bf16*|*amx*";
+  d.extra["fallback"] = "*";
+  d.extra["unsupported"] = "UNDEFINED";
+  d.source += "; path: the kernel primitive_desc::impl_info_str names (dev_guide_primitive_descriptor), a bf16 "
+              "kernel requested, the strict f32 kernels the fallback dev_guide_attributes_fpmath_mode allows";
+}
+
 std::string version_string() {
   const dnnl_version_t* v = dnnl_version();
   std::string s = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
@@ -595,6 +644,7 @@ class OnednnBackend final : public Backend {
         if (s == "matmul") {
           d.denormal = DenormalPolicy::kFtzDaz;
           d.source += ", Intel SDM VDPBF16PS (denormal inputs read as zero, denormal results flushed)";
+          declare_bf16_path(d);
         }
         impls_.push_back(std::make_shared<OnednnImpl>(std::move(d), row.kind, Knobs{}));
       }
@@ -612,6 +662,7 @@ class OnednnBackend final : public Backend {
                   : ", fpmath_mode bf16 (no bf16 kernels on this CPU: runs the strict f32 kernels)");
       d.extra["fpmath"] = "BF16";
       d.source = std::string(kDocs) + ": dev_guide_attributes_fpmath_mode, dev_guide_matmul";
+      declare_bf16_path(d);
       impls_.push_back(std::make_shared<OnednnImpl>(std::move(d), Kind::kMatmul, k));
     }
     // Max-ISA variants of matmul and softmax, for the caps this CPU can run.

@@ -116,6 +116,10 @@ struct Outcome {
   /// GUARD_READ(A, after), LATE_WRITE(C), WORKER_FAILED.
   std::optional<Signature> failure;
   double seconds = 0;  ///< wall time inside Impl::run (measured in the worker)
+  /// The implementation path the kernel reported for the call (kc/capability.h:
+  /// report_selected_path), and its library's reason; empty when it reported none.
+  std::string path;
+  std::string path_reason;
 };
 
 /// Runs one impl's calls, in a worker process or in-process.

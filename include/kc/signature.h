@@ -51,6 +51,9 @@ inline constexpr char kOobUndeclared[] = "OOB_UNDECLARED";
 inline constexpr char kOobPolicy[] = "OOB_POLICY";
 inline constexpr char kToleranceExceeded[] = "TOLERANCE_EXCEEDED";
 inline constexpr char kErrorBoundExceeded[] = "ERROR_BOUND_EXCEEDED";
+// Capability and path judges (engine/capability.cpp).
+inline constexpr char kCapabilityViolation[] = "CAPABILITY_VIOLATION";
+inline constexpr char kSilentFallback[] = "SILENT_FALLBACK";
 // Integrity (engine/integrity.cpp) and the worker (isolate/).
 inline constexpr char kInputMutated[] = "INPUT_MUTATED";
 inline constexpr char kStaleOutput[] = "STALE_OUTPUT";

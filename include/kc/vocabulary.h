@@ -45,6 +45,9 @@ std::span<const WordInfo> oracle_table();
 /// `declared KEY = VALUE` and `declared_policy KEY in {...}`: the declaration keys.
 std::span<const WordInfo> declaration_key_table();
 
+/// `declared_policy KEY in {...}`: the policies a judge exists for.
+std::span<const WordInfo> policy_table();
+
 /// The names of a table, in order (for suggestions and "one of" lists).
 std::vector<std::string> word_names(std::span<const WordInfo> table);
 /// The entry named `name` (exact), or nullptr.

@@ -73,6 +73,14 @@ constexpr SignatureInfo kSignatures[] = {
     {kUnexpectedRaise, "", "the kernel raised where a result was promised", "raise and policy judges", ""},
     {kOobUndeclared, "why", "out-of-range indices gave values matching none of RAISE, CLAMP, ZERO", "policy judge", ""},
     {kOobPolicy, "observed", "out-of-range indices follow another policy than the declared one", "policy judge", ""},
+    {kCapabilityViolation, "shape_class|layouts",
+     "an input outside the impl's declared capability (shape_class, layouts) returned a wrong result without "
+     "raising, where the impl declares unsupported = RAISE or FALLBACK",
+     "capability judge", ""},
+    {kSilentFallback, "path",
+     "the implementation path the impl reports for a call is not the one it declares (inside its capability) or "
+     "its declared fallback (outside it): a fallback the caller was not told about",
+     "capability and path judges", ""},
     {kToleranceExceeded, "ratio", "results exceed the tolerance with no more specific pattern (named only when the "
                                   "contract lists it)",
      "verdict", ""},

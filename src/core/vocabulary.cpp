@@ -144,7 +144,29 @@ constexpr WordInfo kDeclarationKeys[] = {
     {"nan", "", "what NaN/Inf inputs do", "enum"},
     {"denormal", "", "how subnormal inputs and results are handled", "enum"},
     {"oob", "", "what an out-of-range index does", "enum"},
-    {"shape_class", "", "the shapes the impl supports (any, multiples of a tile, ...)", ""},
+    {"shape_class", "",
+     "the shapes the impl supports: any, or conditions joined by `and`: multiple_of(k[, DIM, ...]), "
+     "at_most(n[, DIM, ...]), at_least(n[, DIM, ...]) on the named config sizes (default: every dimension of every "
+     "tensor of the call); judged by declared_policy unsupported (kc/capability.h)",
+     ""},
+    {"layouts", "",
+     "the tensor layouts the impl supports: CONTIGUOUS (dense row-major strides only) or STRIDED (any positive "
+     "strides, padded leading dimensions included); judged by declared_policy unsupported",
+     "CONTIGUOUS|STRIDED"},
+    {"unsupported", "",
+     "what the impl does with an input outside its declared capability (shape_class, layouts): RAISE (reports an "
+     "error), FALLBACK (runs its declared fallback, which must compute the op correctly) or UNDEFINED (no promise: "
+     "the caller must not pass one)",
+     "RAISE|FALLBACK|UNDEFINED"},
+    {"fallback", "",
+     "the implementation path the impl runs outside its capability or when its library cannot serve the declared "
+     "one: path patterns ('*' matches any text, '|' separates alternatives), as the library names its paths",
+     ""},
+    {"path", "",
+     "the implementation path the impl declares it runs on inputs inside its capability, as its library reports it "
+     "(oneDNN impl_info_str: brg:avx512_core_bf16; OpenBLAS openblas_get_corename: Haswell): path patterns ('*' "
+     "matches any text, '|' separates alternatives); judged by declared_policy path",
+     ""},
     {"accuracy", "", "UNDOCUMENTED: the impl's library states no accuracy for the op (results beyond the bound are "
                      "measured, not judged)",
      "UNDOCUMENTED"},
@@ -188,8 +210,33 @@ constexpr WordInfo kDeclarationKeys[] = {
      "true|false"},
 };
 
+// What `declared_policy KEY in {...}` judges, one judge each (engine/policy.cpp,
+// engine/capability.cpp). `detail`: the values `in {...}` may list, when they
+// are behaviour classes of their own rather than the declaration key's values.
+constexpr WordInfo kPolicies[] = {
+    {"nan", "", "how injected NaN/Inf reach the outputs, against the declared nan policy", ""},
+    {"denormal", "", "how subnormal inputs and results are handled, against the declared denormal policy", ""},
+    {"oob", "", "what out-of-range indices do, against the declared oob policy", ""},
+    {"determinism", "", "repeated invocations on identical inputs, against the declared determinism class", ""},
+    {"accumulator", "",
+     "accepted by the language, but no judge reads it: a contract using it is judged under_specified (the "
+     "accumulator_bits and arithmetic probes check a declared accumulator)",
+     ""},
+    {"unsupported", "",
+     "inside the declared capability (shape_class, layouts) the outputs are within the tolerance; outside it the "
+     "impl raises (unsupported = RAISE) or its declared fallback computes within the tolerance (FALLBACK); a wrong "
+     "result returned quietly is CAPABILITY_VIOLATION, a path other than the declared fallback SILENT_FALLBACK",
+     ""},
+    {"path", "",
+     "the implementation path the impl reports for each call (kc/capability.h) matches its declared path "
+     "(DECLARED) or, where the contract lists it, its declared fallback (FALLBACK); any other path is "
+     "SILENT_FALLBACK(selected path) with the impl's reason",
+     "DECLARED|FALLBACK"},
+};
+
 }  // namespace
 
+std::span<const WordInfo> policy_table() { return kPolicies; }
 std::span<const WordInfo> probe_table() { return kProbes; }
 std::span<const WordInfo> aggregate_table() { return kAggregates; }
 std::span<const WordInfo> metric_table() { return kMetrics; }

@@ -177,6 +177,10 @@ struct Sample {
   const Tolerance* fast_tol = nullptr;
   std::function<Result<OracleResult>(const Call&)> reference;  ///< the (shared) oracle answer
   bool compared = false;  ///< a numeric comparison ran on this sample
+  /// The implementation path the kernel reported for its last call, and why
+  /// (kc/capability.h); empty when it reported none.
+  std::string selected_path;
+  std::string selected_reason;
   bool captured = false;  ///< this sample holds the case's first failure
   // Repeated invocations (determinism): the first run's outputs, the runs
   // compared, how many of them differed from the first, and at which

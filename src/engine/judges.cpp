@@ -88,6 +88,9 @@ class PolicyJudge final : public Judge {
     pin.options = c.oracle_options;
     pin.status = status;
     pin.tolerance = &c.contract.tolerance;
+    pin.allowed = &c.contract.post.allowed;
+    pin.selected_path = s.selected_path;
+    pin.selected_reason = s.selected_reason;
     auto judged = judge_policy(c.contract.post.policy, pin);
     if (!judged.ok()) return Step::end_case(Verdict::kUnderSpecified, judged.status().message());
     c.ev.count(cr.ce, judged->elements);

@@ -5,6 +5,7 @@
 
 #include "kc/metrics.h"
 #include "kc/signature.h"
+#include "kc/vocabulary.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace kc::engine {
@@ -297,7 +298,11 @@ Result<PolicyOutcome> judge_policy(const std::string& policy, const PolicyInputs
   if (policy == "nan") return judge_nan(in);
   if (policy == "denormal") return judge_denormal(in);
   if (policy == "oob") return judge_oob(in);
-  return invalid_argument("no judge for declared_policy '" + policy + "' (nan | denormal | oob | determinism)");
+  if (policy == "unsupported") return judge_unsupported(in);
+  if (policy == "path") return judge_path(in);
+  std::string known;
+  for (const auto& name : word_names(policy_table())) known += (known.empty() ? "" : " | ") + name;
+  return invalid_argument("no judge for declared_policy '" + policy + "' (" + known + ")");
 }
 
 }  // namespace kc::engine

@@ -33,9 +33,22 @@ struct PolicyInputs {
   OracleOptions options;
   Status status;                      ///< what the impl's run returned
   const Tolerance* tolerance = nullptr;
+  /// The contract's `declared_policy P in {...}` set (null: none given).
+  const std::vector<std::string>* allowed = nullptr;
+  /// The implementation path the kernel reported for the call, and why (kc/capability.h).
+  std::string selected_path;
+  std::string selected_reason;
 };
 
-/// policy: "nan" | "denormal" | "oob". Unknown policies are kInvalidArgument.
+/// policy: a name of policy_table() (kc/vocabulary.h) other than determinism
+/// and accumulator, which other judges own. Others are kInvalidArgument.
 Result<PolicyOutcome> judge_policy(const std::string& policy, const PolicyInputs& in);
+
+/// `declared_policy unsupported`: the call against the impl's declared
+/// capability and its unsupported policy (engine/capability.cpp).
+Result<PolicyOutcome> judge_unsupported(const PolicyInputs& in);
+/// `declared_policy path`: the path the kernel reported against its declared
+/// path and fallback (engine/capability.cpp).
+Result<PolicyOutcome> judge_path(const PolicyInputs& in);
 
 }  // namespace kc::engine

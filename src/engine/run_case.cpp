@@ -456,6 +456,8 @@ Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
     const isolate::Outcome outcome = judge.worker_for(c, run, &timed).run(s.call);
     if (outcome.failure) return Step::worker_failed(c, outcome, cr.ce.config, s.index, s.in_hash);
     const Status& status = outcome.status;
+    s.selected_path = outcome.path;
+    s.selected_reason = outcome.path_reason;
     if (status.ok() && run == 0) record_outputs(c, cr, s, outcome.seconds);
     if (status.ok() && !c.plan.probe && c.time_checked && timed) {
       cr.kernel_seconds.push_back(outcome.seconds);

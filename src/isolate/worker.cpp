@@ -39,6 +39,7 @@
 #include "isolate/guard.h"
 #include "isolate/sandbox.h"
 #include "kc/canary.h"
+#include "kc/capability.h"
 #include "kc/child.h"
 #include "kc/interrupt.h"
 #include "kc/memcheck.h"
@@ -134,6 +135,8 @@ struct SharedBlock {
   double seconds;
   std::int32_t killed_by;  ///< the signal PID 1 of the worker's namespace was to die by
   char message[4096];
+  char path[512];          ///< the implementation path the kernel reported (kc/capability.h)
+  char path_reason[1024];  ///< and why its library chose it
   // Set once by the worker, before its first call (the parent clears only what is above).
   std::int32_t kernel_pid;  ///< the process running the kernel, as kc sees it
   std::uint32_t sandbox_bits;
@@ -424,6 +427,11 @@ void serve(const ServeArgs& a) {
     g_block->status_code = static_cast<std::int32_t>(status.code());
     set_message(g_block, status.message());
     g_block->seconds = seconds;
+    {
+      const SelectedPath selected = take_selected_path();
+      std::snprintf(g_block->path, sizeof g_block->path, "%s", selected.path.c_str());
+      std::snprintf(g_block->path_reason, sizeof g_block->path_reason, "%s", selected.reason.c_str());
+    }
     // From here to the next call the tensors are read-only: a write by a
     // thread the kernel left running faults (on_fault: LATE_WRITE). One that
     // comes within the settle window ends this call; a later one, the next.
@@ -946,8 +954,14 @@ Outcome Worker::run_once(Call& call) {
     const FpEnvScope fp_env;
     const auto t0 = std::chrono::steady_clock::now();
     memcheck::mark_kernel_begin();  // under valgrind: the window its errors are counted in
+    take_selected_path();  // a report left by an earlier, failed call is not this call's
     o.status = impl_.run(call);
     memcheck::mark_kernel_end();
+    {
+      SelectedPath selected = take_selected_path();
+      o.path = std::move(selected.path);
+      o.path_reason = std::move(selected.reason);
+    }
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (std::string left; fp_env_note_.empty() && fp_env_changed(&left))
       fp_env_note_ = "the kernel left the floating-point environment changed (" + left +
@@ -1046,6 +1060,10 @@ Outcome Worker::run_once(Call& call) {
     o.status = code == 0 ? ok_status()
                          : Status(known ? static_cast<StatusCode>(code) : StatusCode::kInternal, c.block->message);
     o.seconds = c.block->seconds;
+    c.block->path[sizeof c.block->path - 1] = '\0';
+    c.block->path_reason[sizeof c.block->path_reason - 1] = '\0';
+    o.path = c.block->path;
+    o.path_reason = c.block->path_reason;
     return o;
   }
 

@@ -608,8 +608,9 @@ void parse_post(const Span& sp, Contract* c, Diags& d) {
     p.kind = Postcondition::Kind::kDeclaredPolicy;
     const std::size_t at = skip_ws_at(t, cur.pos());
     p.policy = cur.ident();
-    const std::vector<std::string> keys = {"nan", "denormal", "oob", "determinism", "accumulator"};
-    if (std::find(keys.begin(), keys.end(), p.policy) == keys.end()) {
+    const std::vector<std::string> keys = word_names(policy_table());
+    const WordInfo* policy = find_word(policy_table(), p.policy);
+    if (!policy) {
       d.error(sp, at, "unknown policy '" + p.policy + "'", "one of: " + join(keys, ", "), nearest_word(p.policy, keys));
       return;
     }
@@ -618,7 +619,22 @@ void parse_post(const Span& sp, Contract* c, Diags& d) {
       return;
     }
     if (!brace_values(cur, sp, d, &p.allowed)) return;
+    // A policy whose set names behaviour classes of its own (path: DECLARED,
+    // FALLBACK) lists them in the policy table; the others take the
+    // declaration key's values.
+    const WordInfo* key = find_word(declaration_key_table(), p.policy);
+    const std::vector<std::string> classes = !policy->detail.empty() ? declaration_values(*policy)
+                                             : key && !key->detail.empty() ? declaration_values(*key)
+                                                                            : std::vector<std::string>{};
     for (const auto& v : p.allowed) {
+      if (!classes.empty()) {
+        if (std::find(classes.begin(), classes.end(), v) == classes.end()) {
+          d.error(sp, t.find(v, at), "bad value '" + v + "' for policy " + p.policy, "one of: " + join(classes, ", "),
+                  nearest_word(v, classes));
+          return;
+        }
+        continue;
+      }
       Declaration scratch;
       std::string err;
       if (!scratch.set(p.policy, v, &err)) {

@@ -1,0 +1,170 @@
+// kc — calibration trios for the capability contracts (contracts/capability,
+// docs/capability.md). Every kernel is an FP32 GEMM that declares what it
+// supports (shape_class, layouts), what it does outside that (unsupported,
+// fallback) and the path it runs (path), and reports the path each call took
+// (kc/capability.h), as a library with introspection would:
+//   calib.cap_tile16_zeros          baseline: declares the 16-tile class, writes zeros
+//   calib.cap_tile16_silent         bad: runs the whole-tile kernel on every shape (remainders lost, no error)
+//   calib.cap_tile16_raise          good: raises on a size that is not a multiple of 16
+//   calib.cap_tile16_fallback       good: the scalar fallback it declares serves the other sizes
+//   calib.cap_tile16_misrouted      bad: a dispatch test for a 32-deep K tile sends supported K to the fallback
+//   calib.cap_dense_ignores_lda     bad: declares dense layouts only, reads A as dense whatever its stride
+//   calib.cap_dense_raise           good: raises on a padded leading dimension
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "calibration/calibration_backend.h"
+#include "calibration/gemm.h"
+#include "kc/capability.h"
+
+namespace kc::calibration {
+namespace {
+
+constexpr std::int64_t kTile = 16;
+constexpr char kTilePath[] = "tile16";
+constexpr char kScalarPath[] = "scalar";
+
+/// The whole-tile kernel: 16 x 16 blocks of C over K in steps of 16, with no
+/// remainder code (its dispatcher is meant to send it multiples of 16 only).
+void tile16_whole(const Gemm& g) {
+  const std::int64_t m_end = g.m / kTile * kTile, n_end = g.n / kTile * kTile, k_end = g.k / kTile * kTile;
+  for (std::int64_t i = 0; i < g.m; ++i)
+    for (std::int64_t j = 0; j < g.n; ++j)
+      if (i >= m_end || j >= n_end) store_c(g, i, j, 0.0f);  // rows and columns no tile reaches
+  float acc[kTile][kTile];
+  for (std::int64_t i0 = 0; i0 < m_end; i0 += kTile)
+    for (std::int64_t j0 = 0; j0 < n_end; j0 += kTile) {
+      for (auto& row : acc) std::fill(std::begin(row), std::end(row), 0.0f);
+      for (std::int64_t k0 = 0; k0 < k_end; k0 += kTile)
+        for (std::int64_t i = i0; i < i0 + kTile; ++i)
+          for (std::int64_t p = k0; p < k0 + kTile; ++p) {
+            const float aip = g.a[i * g.lda + p];
+            for (std::int64_t j = j0; j < j0 + kTile; ++j) acc[i - i0][j - j0] += aip * g.b[p * g.ldb + j];
+          }
+      for (std::int64_t i = i0; i < i0 + kTile; ++i)
+        for (std::int64_t j = j0; j < j0 + kTile; ++j) store_c(g, i, j, acc[i - i0][j - j0]);
+    }
+}
+
+bool multiple_of_tile(const Gemm& g) { return g.m % kTile == 0 && g.n % kTile == 0 && g.k % kTile == 0; }
+
+std::string sizes_of(const Gemm& g) {
+  return "M = " + std::to_string(g.m) + ", N = " + std::to_string(g.n) + ", K = " + std::to_string(g.k);
+}
+
+enum class Dispatch {
+  kZeros,      ///< writes zeros (the baseline)
+  kAlwaysTile, ///< the whole-tile kernel on every shape, no check
+  kRaise,      ///< the whole-tile kernel on multiples of 16, an error otherwise
+  kFallback,   ///< the whole-tile kernel on multiples of 16, the scalar GEMM otherwise
+  kMisrouted,  ///< as kFallback, but the test asks K for a multiple of 32
+};
+
+Status tile16_gemm(Call& call, Dispatch dispatch) {
+  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+  switch (dispatch) {
+    case Dispatch::kZeros:
+      for (std::int64_t i = 0; i < g.m; ++i)
+        for (std::int64_t j = 0; j < g.n; ++j) store_c(g, i, j, 0.0f);
+      report_selected_path(kTilePath);
+      return ok_status();
+    case Dispatch::kAlwaysTile:
+      tile16_whole(g);
+      report_selected_path(kTilePath);
+      return ok_status();
+    case Dispatch::kRaise:
+      if (!multiple_of_tile(g))
+        return kernel_raised("unsupported shape (" + sizes_of(g) + "): the 16-tile kernel needs multiples of 16");
+      tile16_whole(g);
+      report_selected_path(kTilePath);
+      return ok_status();
+    case Dispatch::kFallback:
+    case Dispatch::kMisrouted: {
+      const bool tile = dispatch == Dispatch::kFallback ? multiple_of_tile(g) : multiple_of_tile(g) && g.k % 32 == 0;
+      if (tile) {
+        tile16_whole(g);
+        report_selected_path(kTilePath);
+      } else {
+        plain_gemm_on(g);
+        report_selected_path(kScalarPath, sizes_of(g) + " failed the 16-tile kernel's dispatch test");
+      }
+      return ok_status();
+    }
+  }
+  return ok_status();
+}
+
+/// A GEMM for dense operands: A read as if its leading dimension were K.
+Status dense_gemm(Call& call, bool check_strides) {
+  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+  if (check_strides && (g.lda != g.k || g.ldb != g.n || g.ldc != g.n))
+    return kernel_raised("unsupported layout: leading dimensions (" + std::to_string(g.lda) + ", " +
+                         std::to_string(g.ldb) + ", " + std::to_string(g.ldc) + ") are not the dense (" +
+                         std::to_string(g.k) + ", " + std::to_string(g.n) + ", " + std::to_string(g.n) + ")");
+  Gemm dense = g;
+  dense.lda = g.k;
+  plain_gemm_on(dense);
+  report_selected_path("dense");
+  return ok_status();
+}
+
+Declaration tile16_decl(const char* name, const char* description, const char* unsupported) {
+  Declaration d = calib_decl(name, "matmul", description);
+  d.shape_class = "multiple_of(16, M, N, K)";
+  d.extra["unsupported"] = unsupported;
+  d.extra["path"] = kTilePath;
+  if (std::string(unsupported) == "FALLBACK") d.extra["fallback"] = kScalarPath;
+  return d;
+}
+
+Declaration dense_decl(const char* name, const char* description) {
+  Declaration d = calib_decl(name, "matmul", description);
+  d.extra["layouts"] = "CONTIGUOUS";
+  d.extra["unsupported"] = "RAISE";
+  d.extra["path"] = "dense";
+  return d;
+}
+
+}  // namespace
+
+void add_capability_impls(ImplList& out) {
+  add(out,
+      tile16_decl("calib.cap_tile16_zeros",
+                  "capability baseline: declares the 16-tile shape class and writes zeros", "RAISE"),
+      [](Call& call) { return tile16_gemm(call, Dispatch::kZeros); });
+  add(out,
+      tile16_decl("calib.cap_tile16_silent",
+                  "KC-CAP-SHAPE-01 bad: declares multiples of 16 and unsupported = RAISE, but runs its whole-tile "
+                  "kernel on every shape: remainders are lost without an error",
+                  "RAISE"),
+      [](Call& call) { return tile16_gemm(call, Dispatch::kAlwaysTile); });
+  add(out,
+      tile16_decl("calib.cap_tile16_raise",
+                  "KC-CAP-SHAPE-01 good: the 16-tile kernel, raising on a size that is not a multiple of 16", "RAISE"),
+      [](Call& call) { return tile16_gemm(call, Dispatch::kRaise); });
+  add(out,
+      tile16_decl("calib.cap_tile16_fallback",
+                  "KC-CAP-PATH-01 good: the 16-tile kernel on multiples of 16, its declared scalar fallback on the "
+                  "other sizes",
+                  "FALLBACK"),
+      [](Call& call) { return tile16_gemm(call, Dispatch::kFallback); });
+  add(out,
+      tile16_decl("calib.cap_tile16_misrouted",
+                  "KC-CAP-PATH-01 bad: its dispatch test asks K for a multiple of 32 (a wider kernel's), so supported "
+                  "shapes with K = 16, 48, ... silently take the scalar fallback",
+                  "FALLBACK"),
+      [](Call& call) { return tile16_gemm(call, Dispatch::kMisrouted); });
+  add(out,
+      dense_decl("calib.cap_dense_ignores_lda",
+                 "KC-CAP-LAYOUT-01 bad: declares dense layouts only and unsupported = RAISE, but reads A as dense "
+                 "whatever its leading dimension"),
+      [](Call& call) { return dense_gemm(call, false); });
+  add(out,
+      dense_decl("calib.cap_dense_raise",
+                 "KC-CAP-LAYOUT-01 good: the dense GEMM, raising on a padded leading dimension"),
+      [](Call& call) { return dense_gemm(call, true); });
+}
+
+}  // namespace kc::calibration

@@ -1,0 +1,237 @@
+// kc — the capability and path judges (`declared_policy unsupported`,
+// `declared_policy path`; docs/capability.md).
+//
+// Both read the impl's capability declaration against the call
+// (kc/capability.h: shape_class, layouts) and decide one call:
+//  unsupported  inside the capability the outputs must be within the
+//               contract's tolerance; outside it the impl must raise
+//               (unsupported = RAISE) or compute within the tolerance on its
+//               declared fallback (FALLBACK). A wrong result returned without
+//               an error is CAPABILITY_VIOLATION; a right one where RAISE was
+//               declared is MISSING_RAISE (an undeclared fallback ran).
+//  path         the path the kernel reported must be the declared one inside
+//               the capability and the declared fallback outside it (or where
+//               the contract's set lists FALLBACK); any other is
+//               SILENT_FALLBACK(selected path), with the library's reason.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "engine/case_run.h"
+#include "engine/policy.h"
+#include "kc/capability.h"
+#include "kc/signature.h"
+
+namespace kc::engine {
+
+namespace {
+
+std::string declared_unsupported(const Declaration& d) {
+  const std::string v = d.get("unsupported");
+  return v.empty() ? "UNDEFINED" : v;
+}
+
+bool listed(const std::vector<std::string>* allowed, const std::string& v) {
+  if (!allowed || allowed->empty()) return true;
+  for (const auto& a : *allowed)
+    if (iequals(a, v)) return true;
+  return false;
+}
+
+/// The outputs against the oracle under the contract's tolerance: how many
+/// elements exceed it, and the worst ratio.
+struct Accuracy {
+  std::int64_t elements = 0;
+  std::int64_t beyond = 0;
+  double worst = 0;
+};
+
+Result<Accuracy> accuracy(const PolicyInputs& in) {
+  Accuracy a;
+  if (!in.tolerance) return invalid_argument("the capability judge needs the contract's tolerance");
+  for (std::size_t k = 0; k < in.oracle->output_names.size(); ++k) {
+    const std::string& name = in.oracle->output_names[k];
+    const std::vector<double> got = in.outputs->t(name).to_doubles();
+    std::vector<double> allowed;
+    KC_ASSIGN_OR_RETURN(std::vector<double> r,
+                        output_ratios(*in.tolerance, *in.op, *in.outputs, name, got, in.oracle->outputs[k], &allowed));
+    for (double x : r) {
+      ++a.elements;
+      if (!(x <= 1)) {
+        ++a.beyond;
+        a.worst = std::isnan(x) ? x : std::max(a.worst, x);
+      } else if (!std::isnan(a.worst)) {
+        a.worst = std::max(a.worst, x);
+      }
+    }
+  }
+  return a;
+}
+
+std::string ratio_text(double r) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g", r);
+  return buf;
+}
+
+std::string path_text(const PolicyInputs& in) {
+  if (in.selected_path.empty()) return "";
+  return "; the kernel reports path " + in.selected_path +
+         (in.selected_reason.empty() ? std::string() : " (" + in.selected_reason + ")");
+}
+
+}  // namespace
+
+Result<PolicyOutcome> judge_unsupported(const PolicyInputs& in) {
+  PolicyOutcome o;
+  const Declaration& d = *in.decl;
+  KC_ASSIGN_OR_RETURN(const CapabilityGap cap, capability_gap(d, *in.inputs));
+  const std::string& gap = cap.why;
+  const std::string policy = declared_unsupported(d);
+  if (!listed(in.allowed, policy))
+    return invalid_argument(d.name + " declares unsupported = " + policy +
+                            ", which this contract's declared_policy set does not list");
+  const bool raised = in.status.code() == StatusCode::kKernelRaised;
+  o.elements = 1;
+  if (gap.empty()) {
+    // Inside the declared capability: a result, within the tolerance.
+    if (raised) {
+      o.observed = "RAISE";
+      o.pass = false;
+      o.mismatches = 1;
+      o.signatures.push_back({sig::kUnexpectedRaise, {}});
+      o.notes.push_back("the kernel raised on an input inside its declared capability (shape_class " + d.shape_class +
+                        (d.get("layouts").empty() ? "" : ", layouts " + d.get("layouts")) + "): " +
+                        in.status.message());
+      return o;
+    }
+    KC_ASSIGN_OR_RETURN(const Accuracy a, accuracy(in));
+    o.observed = "SUPPORTED";
+    o.elements = a.elements;
+    if (a.beyond > 0) {
+      o.pass = false;
+      o.mismatches = a.beyond;
+      o.signatures.push_back({sig::kToleranceExceeded, {ratio_text(a.worst)}});
+      o.notes.push_back(std::to_string(a.beyond) + " of " + std::to_string(a.elements) +
+                        " outputs beyond the tolerance (worst ratio " + ratio_text(a.worst) +
+                        ") on an input inside the declared capability" + path_text(in));
+    }
+    return o;
+  }
+  // Outside the declared capability.
+  if (policy == "UNDEFINED") {
+    o.observed = "UNDEFINED";
+    o.notes.push_back("outside the declared capability (" + gap + "); " + d.name +
+                      " declares unsupported = UNDEFINED, so the call is not judged");
+    return o;
+  }
+  if (raised) {
+    o.observed = "RAISE";
+    if (policy == "RAISE") {
+      o.notes.push_back("raised outside the declared capability, as declared (" + gap + ")");
+      return o;
+    }
+    o.pass = false;
+    o.mismatches = 1;
+    o.signatures.push_back({sig::kUnexpectedRaise, {}});
+    o.notes.push_back("the kernel raised outside its capability (" + gap + ") where it declares unsupported = " +
+                      policy + " (fallback " + (d.get("fallback").empty() ? "unnamed" : d.get("fallback")) +
+                      "): " + in.status.message());
+    return o;
+  }
+  KC_ASSIGN_OR_RETURN(const Accuracy a, accuracy(in));
+  o.elements = a.elements;
+  if (a.beyond > 0) {
+    o.observed = "WRONG_RESULT";
+    o.pass = false;
+    o.mismatches = a.beyond;
+    o.signatures.push_back({sig::kCapabilityViolation, {cap.key}});
+    o.notes.push_back("outside the declared capability (" + gap + ") the kernel returned without an error and " +
+                      std::to_string(a.beyond) + " of " + std::to_string(a.elements) +
+                      " outputs are beyond the tolerance (worst ratio " + ratio_text(a.worst) + "), where it declares "
+                      "unsupported = " + policy + path_text(in));
+    return o;
+  }
+  if (policy == "RAISE") {
+    // Right, but not what was promised: some path the declaration does not
+    // name served the call.
+    o.observed = "FALLBACK";
+    o.pass = false;
+    o.mismatches = 1;
+    o.signatures.push_back({sig::kMissingRaise, {}});
+    o.signatures.push_back({sig::kSilentFallback, {in.selected_path.empty() ? "unnamed" : in.selected_path}});
+    o.notes.push_back("outside the declared capability (" + gap + ") the kernel returned a result within the "
+                      "tolerance where it declares unsupported = RAISE: an undeclared fallback ran" + path_text(in));
+    return o;
+  }
+  // FALLBACK, and the result is right: the declared fallback, if the kernel names its path.
+  o.observed = "FALLBACK";
+  const std::string fallback = d.get("fallback");
+  if (!in.selected_path.empty() && !fallback.empty() && !path_matches(fallback, in.selected_path)) {
+    o.pass = false;
+    o.mismatches = 1;
+    o.signatures.push_back({sig::kSilentFallback, {in.selected_path}});
+    o.notes.push_back("outside the declared capability (" + gap + ") the kernel ran path " + in.selected_path +
+                      ", not its declared fallback " + fallback +
+                      (in.selected_reason.empty() ? std::string() : " (" + in.selected_reason + ")"));
+    return o;
+  }
+  o.notes.push_back("the declared fallback served an input outside the capability (" + gap + ")" + path_text(in));
+  return o;
+}
+
+Result<PolicyOutcome> judge_path(const PolicyInputs& in) {
+  PolicyOutcome o;
+  const Declaration& d = *in.decl;
+  const std::string declared = d.get("path");
+  const std::string fallback = d.get("fallback");
+  if (declared.empty())
+    return invalid_argument(d.name + " declares no path: nothing to hold the path it reports to");
+  KC_ASSIGN_OR_RETURN(const CapabilityGap cap, capability_gap(d, *in.inputs));
+  const std::string& gap = cap.why;
+  const std::string policy = declared_unsupported(d);
+  o.elements = 1;
+  if (in.status.code() == StatusCode::kKernelRaised) {
+    o.observed = "RAISE";
+    if (!gap.empty() && policy == "RAISE") return o;
+    o.pass = false;
+    o.mismatches = 1;
+    o.signatures.push_back({sig::kUnexpectedRaise, {}});
+    o.notes.push_back("the kernel raised (" + in.status.message() + ") where " +
+                      (gap.empty() ? "its declared path " + declared + " serves the call"
+                                   : "it declares unsupported = " + policy));
+    return o;
+  }
+  if (in.selected_path.empty())
+    return invalid_argument(d.name + " reports no implementation path for its calls (kc/capability.h, "
+                            "report_selected_path): the path cannot be observed; the precision contracts infer a "
+                            "narrower arithmetic from the outputs instead");
+  const bool is_declared = path_matches(declared, in.selected_path);
+  const bool is_fallback = !is_declared && !fallback.empty() && path_matches(fallback, in.selected_path);
+  o.observed = std::string(is_declared ? "DECLARED" : is_fallback ? "FALLBACK" : "OTHER") + " (" +
+               in.selected_path + ")";
+  // What the call may run: the declared path inside the capability (and the
+  // fallback where the contract's set lists it); outside it, the fallback
+  // when one is declared.
+  const bool fallback_accepted =
+      in.allowed && std::find(in.allowed->begin(), in.allowed->end(), "FALLBACK") != in.allowed->end();
+  bool ok = false;
+  if (gap.empty()) ok = is_declared || (is_fallback && fallback_accepted);
+  else ok = policy == "FALLBACK" ? is_fallback : policy == "UNDEFINED";
+  if (ok) return o;
+  o.pass = false;
+  o.mismatches = 1;
+  o.signatures.push_back({sig::kSilentFallback, {in.selected_path}});
+  std::string why = "the kernel ran path " + in.selected_path + " where " +
+                    (gap.empty() ? "it declares path " + declared
+                                 : "the input is outside its capability (" + gap + ") and it declares unsupported = " +
+                                       policy + (fallback.empty() ? "" : ", fallback " + fallback));
+  if (is_fallback) why += "; that is its declared fallback " + fallback;
+  if (!in.selected_reason.empty()) why += "; reason: " + in.selected_reason;
+  o.notes.push_back(why);
+  return o;
+}
+
+}  // namespace kc::engine

@@ -1,0 +1,179 @@
+// kc — capability declarations read against a call, and the selected-path
+// channel from a kernel to the engine (see kc/capability.h).
+#include "kc/capability.h"
+
+#include <cctype>
+#include <string>
+
+namespace kc {
+
+namespace {
+
+std::string trim(std::string_view s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+/// The text split at `sep` (a word surrounded by spaces, or one character).
+std::vector<std::string> split(std::string_view s, std::string_view sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t at = s.find(sep, start);
+    out.push_back(trim(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start)));
+    if (at == std::string_view::npos) break;
+    start = at + sep.size();
+  }
+  return out;
+}
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+/// Glob match with '*' only, case-insensitive.
+bool glob(std::string_view p, std::string_view s) {
+  std::size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
+  while (si < s.size()) {
+    if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = si;
+    } else if (pi < p.size() && lower(p[pi]) == lower(s[si])) {
+      ++pi;
+      ++si;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      si = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+const char* kind_word(ShapeCondition::Kind k) {
+  switch (k) {
+    case ShapeCondition::Kind::kMultipleOf: return "a multiple of";
+    case ShapeCondition::Kind::kAtMost: return "at most";
+    case ShapeCondition::Kind::kAtLeast: return "at least";
+  }
+  return "";
+}
+
+bool holds(const ShapeCondition& c, std::int64_t v) {
+  switch (c.kind) {
+    case ShapeCondition::Kind::kMultipleOf: return v % c.n == 0;
+    case ShapeCondition::Kind::kAtMost: return v <= c.n;
+    case ShapeCondition::Kind::kAtLeast: return v >= c.n;
+  }
+  return true;
+}
+
+/// Dense row-major strides for `shape`.
+bool contiguous(const Tensor& t) {
+  std::int64_t expect = 1;
+  for (std::size_t d = t.rank(); d-- > 0;) {
+    if (t.dim(d) != 1 && t.strides()[d] != expect) return false;
+    expect *= t.dim(d);
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ShapeClass> parse_shape_class(std::string_view text) {
+  ShapeClass sc;
+  const std::string all = trim(text);
+  if (all.empty() || all == "any") return sc;
+  const char* expected = "expected any, or multiple_of(k[, SIZE, ...]), at_most(n[, SIZE, ...]) or "
+                         "at_least(n[, SIZE, ...]) joined by `and`";
+  for (const std::string& part : split(all, " and ")) {
+    const std::size_t open = part.find('(');
+    if (open == std::string::npos || part.back() != ')')
+      return invalid_argument("shape_class '" + all + "': '" + part + "': " + expected);
+    const std::string head = trim(part.substr(0, open));
+    ShapeCondition c;
+    if (head == "multiple_of") c.kind = ShapeCondition::Kind::kMultipleOf;
+    else if (head == "at_most") c.kind = ShapeCondition::Kind::kAtMost;
+    else if (head == "at_least") c.kind = ShapeCondition::Kind::kAtLeast;
+    else return invalid_argument("shape_class '" + all + "': unknown condition '" + head + "': " + expected);
+    const std::vector<std::string> args = split(std::string_view(part).substr(open + 1, part.size() - open - 2), ",");
+    try {
+      std::size_t used = 0;
+      c.n = std::stoll(args[0], &used);
+      if (used != args[0].size()) throw std::invalid_argument(args[0]);
+    } catch (const std::exception&) {
+      return invalid_argument("shape_class '" + all + "': '" + args[0] + "' is not an integer in " + part);
+    }
+    if (c.n < 1 || (c.kind != ShapeCondition::Kind::kMultipleOf && c.n < 0))
+      return invalid_argument("shape_class '" + all + "': " + part + " needs a positive integer");
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      if (args[i].empty()) return invalid_argument("shape_class '" + all + "': empty size name in " + part);
+      c.sizes.push_back(args[i]);
+    }
+    sc.conditions.push_back(std::move(c));
+  }
+  return sc;
+}
+
+Result<CapabilityGap> capability_gap(const Declaration& decl, const Call& call) {
+  KC_ASSIGN_OR_RETURN(const ShapeClass sc, parse_shape_class(decl.shape_class));
+  for (const ShapeCondition& c : sc.conditions) {
+    const std::string where = " (shape_class " + decl.shape_class + ")";
+    if (c.sizes.empty()) {
+      for (std::size_t k = 0; k < call.tensors.size(); ++k)
+        for (std::size_t d = 0; d < call.tensors[k].rank(); ++d)
+          if (!holds(c, call.tensors[k].dim(d)))
+            return CapabilityGap{"shape_class", call.names[k] + " dimension " + std::to_string(d) + " = " + std::to_string(call.tensors[k].dim(d)) +
+                   " is not " + kind_word(c.kind) + " " + std::to_string(c.n) + where};
+      continue;
+    }
+    for (const std::string& size : c.sizes) {
+      const std::string v = call.config.get(size);
+      if (v.empty())
+        return invalid_argument("shape_class " + decl.shape_class + " names size '" + size + "', which the call (" +
+                                call.config.to_string() + ") does not set");
+      const std::int64_t n = call.config.get_int(size);
+      if (!holds(c, n))
+        return CapabilityGap{"shape_class", size + " = " + v + " is not " + kind_word(c.kind) + " " +
+                                                std::to_string(c.n) + where};
+    }
+  }
+  const std::string layouts = decl.get("layouts");
+  if (!layouts.empty() && layouts != "STRIDED") {
+    if (layouts != "CONTIGUOUS")
+      return invalid_argument("layouts = " + layouts + ": expected CONTIGUOUS or STRIDED");
+    for (std::size_t k = 0; k < call.tensors.size(); ++k)
+      if (!contiguous(call.tensors[k])) {
+        std::string strides;
+        for (auto s : call.tensors[k].strides()) strides += (strides.empty() ? "" : ", ") + std::to_string(s);
+        return CapabilityGap{"layouts",
+                             call.names[k] + " has strides (" + strides + "), not dense row-major (layouts = CONTIGUOUS)"};
+      }
+  }
+  return CapabilityGap{};
+}
+
+bool path_matches(std::string_view patterns, std::string_view path) {
+  for (const std::string& p : split(patterns, "|"))
+    if (!p.empty() && glob(p, path)) return true;
+  return false;
+}
+
+namespace {
+thread_local SelectedPath t_selected;
+}  // namespace
+
+void report_selected_path(std::string_view path, std::string_view reason) {
+  t_selected.path = std::string(path);
+  t_selected.reason = std::string(reason);
+}
+
+SelectedPath take_selected_path() {
+  SelectedPath out = std::move(t_selected);
+  t_selected = {};
+  return out;
+}
+
+}  // namespace kc
