@@ -280,7 +280,10 @@ const tokenize::BpeTokenizer& tok_from_merges() {
 
 }  // namespace
 
+void add_train_loop_impls(ImplList& out);  // train_loop.cpp: the training-stability trios
+
 void add_train_impls(ImplList& out) {
+  add_train_loop_impls(out);
   add(out, calib_decl("calib.adamw_fp32", "adamw_step", "AdamW as in the paper's Algorithm 2, fp32"),
       [](Call& c) { return adamw_textbook(c); });
   add(out, calib_decl("calib.adamw_coupled_decay", "adamw_step",

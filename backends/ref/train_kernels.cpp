@@ -240,6 +240,42 @@ Status prune_fp32(Call& call, bool magnitude_only, float kept_scale) {
   return ok_status();
 }
 
+Status train_loop_fp32(Call& call, const ops::TrainLoopFaults& faults, bool zero_state) {
+  const ops::TrainLoopShape sh{call.t("X").dim(0), call.t("X").dim(1), call.get_int("ff", 16), call.get_int("classes", 8)};
+  ops::TrainLoopHyper hy;
+  hy.steps = call.get_int("steps", 3);
+  hy.warmup_steps = call.get_int("warmup_steps", 0);
+  hy.lr = static_cast<float>(call.get_double("lr", 1e-3));
+  hy.beta1 = static_cast<float>(call.get_double("beta1", 0.9));
+  hy.beta2 = static_cast<float>(call.get_double("beta2", 0.999));
+  hy.eps = static_cast<float>(call.get_double("eps", 1e-8));
+  hy.weight_decay = static_cast<float>(call.get_double("weight_decay", 0.01));
+  const std::int64_t n = sh.params();
+  if (call.t("theta").numel() != n || call.t("loss").numel() != hy.steps)
+    return Status(StatusCode::kKernelRaised, "train_loop: tensor sizes do not match the shape parameters");
+  const float* px = call.t("X").data<float>();
+  std::vector<float> x(px, px + sh.batch * sh.dim);
+  const std::int64_t* pt = call.t("target").data<std::int64_t>();
+  std::vector<std::int64_t> target(pt, pt + sh.batch);
+  for (std::int64_t t : target)
+    if (t < 0 || t >= sh.classes) return Status(StatusCode::kKernelRaised, "train_loop: target out of range");
+  const float* pth = call.t("theta").data<float>();
+  std::vector<float> theta(pth, pth + n), m(static_cast<std::size_t>(n), 0.0f), v(static_cast<std::size_t>(n), 0.0f);
+  float* pm = call.t("m").data<float>();
+  float* pv = call.t("v").data<float>();
+  if (!zero_state) {  // the defect: the state buffers are used as they come
+    m.assign(pm, pm + n);
+    v.assign(pv, pv + n);
+  }
+  std::vector<float> loss;
+  ops::train_loop_run<float>(sh, hy, x, target, theta, m, v, loss, faults);
+  std::copy(loss.begin(), loss.end(), call.t("loss").data<float>());
+  std::copy(theta.begin(), theta.end(), call.t("theta_out").data<float>());
+  std::copy(m.begin(), m.end(), pm);
+  std::copy(v.begin(), v.end(), pv);
+  return ok_status();
+}
+
 std::vector<RefKernel> train_ref_kernels() {
   return {
       {"cross_entropy", "max-subtracted fp32 log-sum-exp; dz = softmax - onehot", run_cross_entropy},
@@ -252,6 +288,8 @@ std::vector<RefKernel> train_ref_kernels() {
        [](Call& c) { return prune_fp32(c, false, 1.0f); }},
       {"prune_wanda", "fp32 per-row stable sort of |W| sqrt(act_sq), smallest floor(s cols) zeroed",
        [](Call& c) { return prune_fp32(c, false, 1.0f); }},
+      {"train_loop", "fp32 rmsnorm/rope/swiglu/cross-entropy forward and backward, AdamW, state from zero",
+       [](Call& c) { return train_loop_fp32(c); }},
       {"bpe_roundtrip", "byte-level BPE (136 merges learned from the built-in corpus): decode(encode(x))", run_bpe_roundtrip},
   };
 }

@@ -10,6 +10,7 @@
 
 #include "kc/op.h"
 #include "kc/status.h"
+#include "ops/train/train_loop_math.h"
 
 namespace kc::backends {
 
@@ -45,6 +46,10 @@ Status slerp_fp32(Call& call, bool linear);
 /// `magnitude_only` ranks by |W| even for WANDA; kept weights are multiplied
 /// by `kept_scale` (1: unchanged).
 Status prune_fp32(Call& call, bool magnitude_only, float kept_scale);
+/// train_loop in FP32 (ops/train/train_loop_math.h) with `faults` switched
+/// on; `zero_state` false starts AdamW from whatever the m and v output
+/// buffers hold instead of zeroing them.
+Status train_loop_fp32(Call& call, const ops::TrainLoopFaults& faults = {}, bool zero_state = true);
 /// bpe_roundtrip: `roundtrip` maps each row's bytes to what the tokenizer
 /// gives back; the rows are written as bytes then -1. A result longer than
 /// the row's room is a kernel error.

@@ -39,6 +39,7 @@ std::vector<std::string>& op_classes() {
       // training ops (issue #6, docs/transformer-training.md)
       "cross_entropy", "kd_loss", "adamw_step", "grad_accum", "slerp", "prune_magnitude", "prune_wanda",
       "bpe_roundtrip",
+      "train_loop",  // training stability (docs/training-stability.md)
   };
   return v;
 }

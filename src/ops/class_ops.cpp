@@ -20,6 +20,7 @@
 #include "ops/stats/stats.h"
 #include "ops/train/grad_accum.h"
 #include "ops/train/train.h"
+#include "ops/train/train_loop.h"
 
 namespace kc::ops {
 
@@ -58,6 +59,7 @@ Status register_class_ops(OpRegistry& registry) {
       [] { return make_adamw_op(); },
       [] { return make_bpe_roundtrip_op(); },
       [] { return make_grad_accum_op(); },
+      [] { return make_train_loop_op(); },
       [] { return make_slerp_op(); },
       [] { return make_prune_op(/*wanda=*/false); },
       [] { return make_prune_op(/*wanda=*/true); },

@@ -15,6 +15,7 @@ void add_activation_properties(std::vector<Property>& out);  ///< activation.cpp
 void add_rope_properties(std::vector<Property>& out);        ///< rope.cpp
 void add_matmul_properties(std::vector<Property>& out);      ///< matmul.cpp
 void add_train_properties(std::vector<Property>& out);       ///< train.cpp: losses, AdamW, accumulation, slerp, pruning
+void add_train_loop_properties(std::vector<Property>& out);  ///< train_loop.cpp: training stability (called by train.cpp)
 void add_elementwise_properties(std::vector<Property>& out);  ///< elementwise.cpp: exp, tanh, erf ranges
 
 }  // namespace kc::obligation

@@ -478,6 +478,7 @@ void add_train_properties(std::vector<Property>& out) {
                  prune_exact_sparsity});
   out.push_back({"prune.kept_unchanged", {"prune_magnitude", "prune_wanda"},
                  "every output entry is 0 or the weight bit for bit", prune_kept_unchanged});
+  add_train_loop_properties(out);
 }
 
 }  // namespace kc::obligation
