@@ -55,7 +55,7 @@ class Checker {
     }
     if (!root || !root.IsMap()) {
       error(root ? mark(root.Mark()) : Where{1, 1}, "a training config is a map",
-            "keys model, data, training, schedule, checks");
+            "keys model, data, training, schedule, optimizer, checks");
       return std::move(out_);
     }
     read(root);
@@ -110,9 +110,17 @@ class Checker {
         {"schedule",
          {{"peak_lr", true, false},
           {"warmup_steps", false, true},
+          {"warmup_fraction", false, false},
           {"decay", false, false},
           {"decay_steps", false, true},
           {"min_lr", false, false}}},
+        {"optimizer",
+         {{"name", false, false},
+          {"lr", false, false},
+          {"beta1", false, false},
+          {"beta2", false, false},
+          {"eps", false, false},
+          {"weight_decay", false, false}}},
         {"checks", {{"min_tokens_per_parameter", false, false}}},
     };
     std::vector<std::string> section_names;
@@ -187,6 +195,18 @@ class Checker {
       else
         q.decay = it->second;
     }
+    q.warmup_fraction = real("schedule.warmup_fraction", -1);
+    q.optimizer = sections.count("optimizer") > 0;
+    q.beta1 = real("optimizer.beta1", 0.9);
+    q.beta2 = real("optimizer.beta2", 0.999);
+    q.eps = real("optimizer.eps", 1e-8);
+    q.weight_decay = real("optimizer.weight_decay", 0.01);
+    if (auto it = values_.find("optimizer.name"); it != values_.end()) {
+      const std::vector<std::string> kinds = {"adamw"};
+      if (std::find(kinds.begin(), kinds.end(), it->second) == kinds.end())
+        error(where_["optimizer.name"], "unknown optimizer '" + it->second + "'", "one of: adamw",
+              lang::nearest_word(it->second, kinds));
+    }
     if (q.peak_lr <= 0 && values_.count("schedule.peak_lr"))
       error(where_["schedule.peak_lr"], "schedule.peak_lr must be > 0");
     if (q.min_lr < 0) error(where_["schedule.min_lr"], "schedule.min_lr must be >= 0");
@@ -250,6 +270,7 @@ class Checker {
   // ---- the algebra
   void judge() {
     ConfigQuantities& q = out_.quantities;
+    judge_warmup_fraction();
     // floor(floor(s / b) / a) = floor(s / (b a)) for positive integers.
     q.steps_per_epoch = q.sequences / q.batch_size / q.accumulation;
     q.steps_run = std::min<std::int64_t>(q.max_steps, q.epochs * q.steps_per_epoch);
@@ -297,6 +318,7 @@ class Checker {
                     std::to_string(q.warmup_steps) + ")";
       finding("PEAK_LR_NOT_REACHED", q.peak_lr <= q.min_lr ? "schedule.peak_lr" : "schedule.warmup_steps", why);
     }
+    judge_optimizer();
     const double need_tokens = q.min_tokens_per_parameter * static_cast<double>(q.parameters);
     if (q.tokens < need_tokens) {
       finding("TOO_FEW_TOKENS", "model.parameters",
@@ -305,6 +327,75 @@ class Checker {
                   " tokens), fewer than " + fmt_g(q.min_tokens_per_parameter) + " x " + std::to_string(q.parameters) +
                   " parameters = " + fmt_g(need_tokens));
     }
+  }
+
+  // The warmup fraction f (transformers' warmup_ratio): warmup lasts
+  // ceil(f max_steps) steps. f >= 1 never leaves warmup within the run (the
+  // peak lr is reached at the last step at best); f < 0 is no fraction. Alone,
+  // f sets warmup_steps for the rules below; with warmup_steps, one of the two
+  // is not what the trainer uses, so they must agree.
+  void judge_warmup_fraction() {
+    ConfigQuantities& q = out_.quantities;
+    if (!values_.count("schedule.warmup_fraction")) return;
+    const double f = q.warmup_fraction;
+    if (!(f >= 0 && f < 1)) {
+      finding("WARMUP_FRACTION_OUT_OF_RANGE", "schedule.warmup_fraction",
+              "warmup_fraction = " + fmt_g(f) + " is not in [0, 1): " +
+                  (f >= 1 ? "warmup never ends within max_steps" : "a negative fraction of the run"));
+      return;
+    }
+    const auto steps = static_cast<std::int64_t>(std::ceil(f * static_cast<double>(q.max_steps)));
+    if (values_.count("schedule.warmup_steps")) {
+      if (steps != q.warmup_steps)
+        finding("WARMUP_FRACTION_MISMATCH", "schedule.warmup_fraction",
+                "warmup_fraction = " + fmt_g(f) + " gives ceil(" + fmt_g(f) + " x " + std::to_string(q.max_steps) +
+                    ") = " + std::to_string(steps) + " warmup steps, but warmup_steps = " +
+                    std::to_string(q.warmup_steps) + "; state one of them");
+      return;
+    }
+    q.warmup_steps = steps;
+    where_["schedule.warmup_steps"] = where_["schedule.warmup_fraction"];
+  }
+
+  // What reaches AdamW: the schedule's lr (an optimizer.lr beside it is
+  // overridden by the scheduler and never used), betas in [0, 1) (beta = 1
+  // freezes the moment at its initial zero and makes the bias correction
+  // 1 - beta^t zero, a division by 0; beta > 1 grows without bound), eps > 0
+  // (a parameter whose gradient is 0 gets 0 / (0 + eps); eps = 0 makes it
+  // 0 / 0 = NaN), and the decoupled decay factor 1 - lr wd in (0, 1] (wd < 0
+  // grows every weight; lr wd >= 1 zeroes or flips every weight each step).
+  void judge_optimizer() {
+    ConfigQuantities& q = out_.quantities;
+    if (!q.optimizer) return;
+    if (values_.count("optimizer.lr")) {
+      const double lr = real("optimizer.lr", q.peak_lr);
+      if (std::fabs(lr - q.peak_lr) > 1e-12 * std::max(std::fabs(lr), std::fabs(q.peak_lr)))
+        finding("OPTIMIZER_LR_MISMATCH", "optimizer.lr",
+                "optimizer.lr = " + fmt_g(lr) + " differs from schedule.peak_lr = " + fmt_g(q.peak_lr) +
+                    ": the schedule sets the optimizer's lr every step, so this value never reaches it");
+    }
+    for (const char* k : {"beta1", "beta2"}) {
+      const double b = std::string(k) == "beta1" ? q.beta1 : q.beta2;
+      if (b >= 0 && b < 1) continue;
+      finding("BETA_OUT_OF_RANGE", std::string("optimizer.") + k,
+              std::string(k) + " = " + fmt_g(b) + " is not in [0, 1): " +
+                  (b >= 1 ? "the bias correction 1 - " + std::string(k) + "^t is " + (b == 1 ? "0" : "negative") +
+                                " and the moment never forgets"
+                          : "a negative decay alternates the moment's sign"));
+    }
+    if (!(q.eps > 0))
+      finding("EPS_NOT_POSITIVE", "optimizer.eps",
+              "eps = " + fmt_g(q.eps) + ": a parameter whose gradient is 0 gets the update 0 / (0 + eps), NaN at eps = 0");
+    const double factor = 1 - q.peak_lr * q.weight_decay;
+    if (q.weight_decay < 0)
+      finding("DECAY_FACTOR_OUT_OF_RANGE", "optimizer.weight_decay",
+              "weight_decay = " + fmt_g(q.weight_decay) + " < 0: every step multiplies each weight by 1 - lr wd = " +
+                  fmt_g(factor) + " > 1");
+    else if (!(factor > 0))
+      finding("DECAY_FACTOR_OUT_OF_RANGE", "optimizer.weight_decay",
+              "peak_lr x weight_decay = " + fmt_g(q.peak_lr) + " x " + fmt_g(q.weight_decay) + " = " +
+                  fmt_g(q.peak_lr * q.weight_decay) + " >= 1: the decay factor 1 - lr wd = " + fmt_g(factor) +
+                  " zeroes or flips every weight each step");
   }
 
   std::string_view text_;
@@ -342,6 +433,10 @@ std::string ConfigCheck::render() const {
       << q.accumulation << "); steps run " << q.steps_run << " of max_steps " << q.max_steps << "; tokens "
       << fmt_g(q.tokens) << " = " << fmt_g(q.parameters > 0 ? q.tokens / static_cast<double>(q.parameters) : 0)
       << " x parameters; peak lr " << fmt_g(q.max_lr_reached) << " of " << fmt_g(q.peak_lr) << "\n";
+  if (q.optimizer)
+    out << file << ": AdamW lr " << fmt_g(q.peak_lr) << " (the schedule's), betas (" << fmt_g(q.beta1) << ", "
+        << fmt_g(q.beta2) << "), eps " << fmt_g(q.eps) << ", weight_decay " << fmt_g(q.weight_decay)
+        << ", decay factor " << fmt_g(1 - q.peak_lr * q.weight_decay) << "; warmup " << q.warmup_steps << " steps\n";
   out << (findings.empty() ? "config ok: every obligation holds\n"
                            : std::to_string(findings.size()) + " obligation(s) fail\n");
   return out.str();

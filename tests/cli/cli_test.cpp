@@ -355,6 +355,34 @@ TEST(CliLadder, CheckAffectedRunsTheContractAndItsDownstream) {
   EXPECT_NE(r.out.find("did you mean 'KC-UNARY-01'"), std::string::npos) << r.out;
 }
 
+TEST(CliLadder, ShippedGraphCarriesTheTransformerAndTrainingChains) {
+  // softmax <- attention <- gqa; the loop's ops <- gradient; AdamW <- optimizer
+  // state and hyper-parameters <- the training run (docs/training-stability.md).
+  CliRun r = kc("graph --format dot " + src("contracts"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  for (const char* edge :
+       {"\"KC-SOFTMAX-01\" -> \"KC-ATTN-01\";", "\"KC-ATTN-01\" -> \"KC-ATTN-GQA\";",
+        "\"KC-ATTN-01\" -> \"KC-ATTN-CAUSAL\";", "\"KC-NORM-01\" -> \"KC-TRAIN-02\";", "\"KC-ROPE-01\" -> \"KC-TRAIN-02\";",
+        "\"KC-MATMUL-LINEAR\" -> \"KC-TRAIN-02\";", "\"KC-SWIGLU-01\" -> \"KC-TRAIN-02\";",
+        "\"KC-XENT-01\" -> \"KC-TRAIN-02\";", "\"KC-ADAMW-01\" -> \"KC-TRAIN-03\";", "\"KC-ADAMW-04\" -> \"KC-TRAIN-04\";",
+        "\"KC-TRAIN-02\" -> \"KC-TRAIN-01\";", "\"KC-TRAIN-04\" -> \"KC-TRAIN-01\";"})
+    EXPECT_NE(r.out.find(edge), std::string::npos) << edge << " missing from\n" << r.out;
+  // A change to softmax re-verifies attention's contracts, and nothing unrelated.
+  r = kc("check --affected KC-SOFTMAX-01 --impl ref.softmax --impl ref.attention " + src("contracts"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("affected by KC-SOFTMAX-01: KC-SOFTMAX-01 KC-ATTN-01 KC-ATTN-CAUSAL KC-ATTN-GQA KC-ATTN-HULL\n"),
+            std::string::npos)
+      << r.out;
+  for (const std::string id : {"KC-ATTN-01 ", "KC-ATTN-CAUSAL ", "KC-ATTN-HULL ", "KC-ATTN-GQA "}) {
+    const std::size_t at = r.out.find("\n" + id);
+    ASSERT_NE(at, std::string::npos) << id << "was not run:\n" << r.out;
+    const std::string row = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+    EXPECT_NE(row.find("ref.attention"), std::string::npos) << row;
+    EXPECT_NE(row.find("conforming"), std::string::npos) << row;
+  }
+  EXPECT_EQ(r.out.find("KC-TRAIN-"), std::string::npos) << r.out;
+}
+
 TEST(CliLadder, LadderRecordsEvidenceThatStatusPrints) {
   const std::string dir = temp_dir("ladder");
   CliRun r = kc("ladder --impl ref.relu --level 2 --out " + dir + " " + src("contracts/elementwise/KC-UNARY-01.kc"));

@@ -148,5 +148,85 @@ TEST(ConfigCheck, MalformedInputGetsPositionsAndSuggestions) {
   EXPECT_EQ(c.exit_code(), 2);
 }
 
+// The optimizer section appended to config(): lines 15.. (line 15 is "optimizer:").
+std::string with_optimizer(const std::string& body, const std::string& base = config()) {
+  return base + "optimizer:\n" + body;
+}
+
+TEST(ConfigCheck, OptimizerSectionWithinItsRulesHolds) {
+  const ConfigCheck c = check_train_config(
+      with_optimizer("  name: adamw\n  lr: 3.0e-4\n  beta1: 0.9\n  beta2: 0.95\n  eps: 1.0e-8\n  weight_decay: 0.1\n"),
+      "t.yaml");
+  ASSERT_TRUE(c.parsed) << c.render();
+  EXPECT_TRUE(c.findings.empty()) << c.render();
+  EXPECT_TRUE(c.quantities.optimizer);
+  EXPECT_DOUBLE_EQ(c.quantities.beta2, 0.95);
+  EXPECT_DOUBLE_EQ(c.quantities.weight_decay, 0.1);
+  EXPECT_NE(c.render().find("AdamW lr 0.0003 (the schedule's), betas (0.9, 0.95)"), std::string::npos) << c.render();
+}
+
+TEST(ConfigCheck, EachOptimizerRuleIsNamedAtItsValue) {
+  struct Case {
+    const char* body;
+    const char* finding;
+    int line, column;
+  };
+  const Case cases[] = {
+      {"  lr: 1.0e-3\n", "OPTIMIZER_LR_MISMATCH", 16, 7},
+      {"  beta1: 1.0\n", "BETA_OUT_OF_RANGE", 16, 10},
+      {"  beta2: 0.95\n  beta1: -0.5\n", "BETA_OUT_OF_RANGE", 17, 10},
+      {"  eps: 0\n", "EPS_NOT_POSITIVE", 16, 8},
+      {"  weight_decay: 4000\n", "DECAY_FACTOR_OUT_OF_RANGE", 16, 17},
+      {"  weight_decay: -0.01\n", "DECAY_FACTOR_OUT_OF_RANGE", 16, 17},
+  };
+  for (const Case& k : cases) {
+    const ConfigCheck c = check_train_config(with_optimizer(k.body), "t.yaml");
+    ASSERT_TRUE(c.parsed) << c.render();
+    ASSERT_EQ(names(c), std::vector<std::string>{k.finding}) << k.body << c.render();
+    EXPECT_EQ(c.exit_code(), 1);
+    EXPECT_EQ(c.findings[0].diagnostic.loc.line, k.line) << k.body;
+    EXPECT_EQ(c.findings[0].diagnostic.loc.column, k.column) << k.body;
+  }
+  // peak_lr x weight_decay just below 1 is a factor in (0, 1]: it holds.
+  EXPECT_TRUE(check_train_config(with_optimizer("  weight_decay: 3333\n"), "t.yaml").findings.empty());
+}
+
+TEST(ConfigCheck, OptimizerTyposGetSuggestions) {
+  ConfigCheck c = check_train_config(with_optimizer("  betas1: 0.9\n"), "t.yaml");
+  EXPECT_EQ(c.exit_code(), 2);
+  ASSERT_FALSE(c.diagnostics.empty());
+  EXPECT_EQ(c.diagnostics[0].loc.line, 16);
+  EXPECT_EQ(c.diagnostics[0].suggestion, "beta1") << c.render();
+  c = check_train_config(with_optimizer("  name: adamv\n"), "t.yaml");
+  EXPECT_EQ(c.exit_code(), 2);
+  ASSERT_FALSE(c.diagnostics.empty());
+  EXPECT_EQ(c.diagnostics[0].suggestion, "adamw") << c.render();
+  c = check_train_config(with_optimizer("  eps: tiny\n"), "t.yaml");
+  EXPECT_EQ(c.exit_code(), 2);
+}
+
+TEST(ConfigCheck, WarmupFractionSetsOrMustMatchWarmupSteps) {
+  // max_steps 3000: a fraction of 0.1 is ceil(300) = 300 warmup steps.
+  ConfigCheck c = check_train_config(config("  warmup_steps: 300\n", "  warmup_fraction: 0.1\n"), "t.yaml");
+  ASSERT_TRUE(c.parsed) << c.render();
+  EXPECT_TRUE(c.findings.empty()) << c.render();
+  EXPECT_EQ(c.quantities.warmup_steps, 300);
+  c = check_train_config(config("  warmup_steps: 300\n", "  warmup_fraction: 0.0001\n"), "t.yaml");
+  EXPECT_EQ(c.quantities.warmup_steps, 1);  // ceil(0.3)
+  // Both stated and agreeing: fine; disagreeing: named at the fraction.
+  c = check_train_config(config("  warmup_steps: 300\n", "  warmup_steps: 300\n  warmup_fraction: 0.1\n"), "t.yaml");
+  EXPECT_TRUE(c.findings.empty()) << c.render();
+  c = check_train_config(config("  warmup_steps: 300\n", "  warmup_steps: 300\n  warmup_fraction: 0.2\n"), "t.yaml");
+  ASSERT_EQ(names(c), std::vector<std::string>{"WARMUP_FRACTION_MISMATCH"}) << c.render();
+  EXPECT_EQ(c.findings[0].diagnostic.loc.line, 14);
+  EXPECT_EQ(c.findings[0].diagnostic.loc.column, 20);
+  EXPECT_NE(c.findings[0].diagnostic.message.find("ceil(0.2 x 3000) = 600"), std::string::npos) << c.render();
+  // A fraction of 1 or more never leaves warmup.
+  c = check_train_config(config("  warmup_steps: 300\n", "  warmup_fraction: 1\n"), "t.yaml");
+  ASSERT_FALSE(c.findings.empty()) << c.render();
+  EXPECT_EQ(c.findings[0].name, "WARMUP_FRACTION_OUT_OF_RANGE");
+  EXPECT_EQ(c.findings[0].diagnostic.loc.line, 13);
+}
+
 }  // namespace
 }  // namespace kc::train
