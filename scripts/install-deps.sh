@@ -20,6 +20,7 @@ packages=(
   libsleef-dev                              # sleef backend (vectorized libm, per ISA)
   libhwy-dev                                # hwy backend (Highway contrib/math, per SIMD target)
   valgrind                                  # kc check --isolate valgrind (memcheck during kernel calls)
+  chromium                                  # the HTML report's browser test (headless; label `browser`)
   slurmctld slurmd slurm-client munge       # the Slurm test: a one-machine cluster runs kc shards (docs/scale-out.md)
   python3-dev python3-pip python3-venv python3-wheel  # the kc Python package and libkc_python.so (docs/python.md)
   python3-numpy python3-pytest python3-torch  # its tests (~160 MB, ~20 s with libtorch already present)

@@ -125,6 +125,14 @@ struct SampleCacheStats {
   std::size_t bytes = 0;  ///< held at the end
 };
 
+/// Where a run stands, after one more case of its plan was recorded.
+struct CheckProgress {
+  std::size_t done = 0;     ///< cases recorded so far (read back from a trace included)
+  std::size_t planned = 0;  ///< cases in the plan (this shard's, with --shard)
+  std::size_t resumed = 0;  ///< of done, read back from the trace (--resume), not run
+  const CaseResult* last = nullptr;  ///< the case just recorded
+};
+
 /// Inputs of a check run. Every CLI command is one of these functions.
 struct CheckRequest {
   std::vector<std::string> paths;          ///< contract files or directories
@@ -150,7 +158,10 @@ struct CheckRequest {
   /// since the run began (TRACE.run.json) are read back, not run again; other
   /// options than that run's are refused (docs/trace.md).
   bool resume = false;
-  bool progress = false;                   ///< progress line on stderr
+  /// Called after each case of the plan is recorded, in plan order, on the
+  /// thread that called run_check (the CLI prints progress from it; the
+  /// library prints nothing). Empty: no calls.
+  std::function<void(const CheckProgress&)> on_progress;
   isolate::Mode isolation = isolate::Mode::kProcess;  ///< --isolate=process|none
   isolate::Limits limits;                  ///< --timeout, --memory-limit (per kernel call)
   /// --fast: matmul and attention cases compared elementwise with an FP64
@@ -215,6 +226,9 @@ struct CheckResult {
   std::string plan_fingerprint, selection_fingerprint;
   std::optional<shard::Shard> shard;
   std::size_t resumed = 0;   ///< of `cases`, read back from the trace (--resume)
+  /// The op of every impl the run planned (its declaration's), for reports
+  /// that group impls by op; empty in a result put together from run records.
+  std::map<std::string, std::string> impl_ops;
   /// Cases judged: conforming, violation or error verdicts.
   std::size_t judged() const;
   /// Why the run judged nothing ("0 of 12 cases judged: 10 not_applicable, 2

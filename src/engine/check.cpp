@@ -116,6 +116,7 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
     for (const auto& b : result.backends)
       if (b.name == impl->declaration().backend) info = &b;
     entries.push_back({impl, info});
+    result.impl_ops[impl->declaration().name] = impl->declaration().op;
   }
   static const BackendInfo kUnknown{"?", true, "", "", ""};
 
@@ -202,6 +203,7 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
       ++result.resumed;
     }
   }
+  std::size_t resumed_so_far = 0;  // cases of the trace recorded so far (progress)
   const int jobs_at_once = budgeted_jobs(effective_jobs(request.jobs), request, &result.notes);
   run_ordered(
       total, jobs_at_once,
@@ -224,11 +226,6 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
       [&](std::size_t i) {
         if (not_run[i]) return;
         CaseResult& r = results[i];
-        if (request.progress) {
-          std::fprintf(stderr, "\r[%zu/%zu] %-12s %-28s %s\033[K", i + 1, total, r.contract_id.c_str(),
-                       r.impl.c_str(), std::string(verdict_name(r.verdict)).c_str());
-          std::fflush(stderr);
-        }
         // Not-applicable pairs are the bulk of a cross product; they are kept in
         // the result (the matrix shows them) but not in the trace.
         if (trace && r.verdict != Verdict::kNotApplicable && !from_trace[i]) {
@@ -242,8 +239,10 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
           }
         }
         result.cases.push_back(std::move(r));
+        resumed_so_far += from_trace[i] ? 1 : 0;
+        if (request.on_progress)
+          request.on_progress(CheckProgress{i + 1, total, resumed_so_far, &result.cases.back()});
       });
-  if (request.progress && total > 0) std::fprintf(stderr, "\r\033[K");
   result.interrupted = std::any_of(not_run.begin(), not_run.end(), [](char c) { return c != 0; });
   result.reuse = request.sample_cache->stats();
   return result;

@@ -109,7 +109,7 @@ CaseResult judge(const Contract& contract, const std::string& file, const Impl& 
   r.samples = 1;
   r.sample_index.reset();
   r.trace_path.clear();
-  r.progress = false;
+  r.on_progress = nullptr;
   r.seed = seed;
   r.prepare_inputs = std::move(hook);
   return engine::run_case(contract, file, impl, backend, r);

@@ -1,52 +1,34 @@
-// HTML report: one self-contained file (inline CSS; no scripts, fonts or
-// images) with the summary, the backends, the contracts × impls matrix, the
-// grades per impl and per backend, and for every violation or error its
-// evidence and repro line. Every piece of text that came from a contract, an
-// impl or a kernel goes through html_escape: a name like `<script>` is text.
+// HTML report: one self-contained file (inline CSS, one inline script, inline
+// SVG; a Content-Security-Policy that allows nothing else, so the page loads
+// nothing from anywhere). What matters comes first: the summary, then every
+// violation and error, then the near misses; then one matrix per op with only
+// the contracts that apply to it, the bound-ratio plots, the evidence of each
+// violation, the grades and the backends. Rows can be filtered (search box,
+// backend, verdict; also from the URL: report.html#backend=B&verdict=V&q=T)
+// and sorted (click a column header).
+//
+// Every piece of text that came from a contract, an impl or a kernel goes
+// through html::escape: a name like `<script>` is text. The script reads
+// names only from data attributes and writes only classes and textContent.
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
 #include "kc/report.h"
 #include "report/common.h"
+#include "report/html_assets.h"
+#include "report/html_page.h"
 
 namespace kc::report {
 
-namespace {
+namespace html {
 
-using engine::CaseResult;
-using engine::Verdict;
-
-constexpr std::string_view kStyle = R"css(
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1d1d1f; }
-h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; } h3 { font-size: 15px; margin: 18px 0 6px; }
-.meta { color: #666; }
-table { border-collapse: collapse; margin: 6px 0; }
-th, td { border: 1px solid #d0d0d0; padding: 3px 7px; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-.scroll { overflow-x: auto; }
-table.matrix th.col { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; font-weight: 600; }
-table.matrix td { white-space: nowrap; text-align: center; font-size: 12px; }
-table.matrix td a { color: inherit; text-decoration: none; }
-.v-conforming { background: #d7f5dd; color: #14532d; }
-.v-violation { background: #fbd5d5; color: #7f1d1d; font-weight: 600; }
-.v-error { background: #fde2c8; color: #7c2d12; font-weight: 600; }
-.v-under_specified { background: #fef3c7; color: #78350f; }
-.v-not_applicable, .v-skipped { background: #f4f4f5; color: #71717a; }
-.l-conforming { color: #15803d; font-weight: 600; } .l-violating, .l-error { color: #b91c1c; font-weight: 600; }
-.l-incomplete { color: #a16207; font-weight: 600; } .l-untested { color: #71717a; }
-.case { border-left: 4px solid #d0d0d0; padding: 2px 12px; margin: 12px 0; }
-.case.v-violation, .case.v-error { background: none; font-weight: normal; color: inherit; }
-.case.v-violation { border-color: #dc2626; } .case.v-error { border-color: #ea580c; }
-pre { background: #f6f8fa; border: 1px solid #e1e4e8; padding: 6px 10px; white-space: pre-wrap; word-break: break-all; }
-code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12.5px; }
-.legend span { display: inline-block; padding: 1px 8px; margin-right: 6px; border: 1px solid #d0d0d0; }
-)css";
-
-/// Text as HTML character data or a quoted attribute value: & < > " ' become
-/// entities; control characters other than tab and newline (which no report
-/// needs, and which a hostile name could carry) become U+FFFD.
-std::string html_escape(std::string_view s) {
+std::string escape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + s.size() / 8);
   for (const char ch : s) {
@@ -66,8 +48,6 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
-/// A CSS class suffix from a fixed kc word (verdict or level name): only
-/// [a-z_] survive, so nothing outside kc's own tables reaches a class attribute.
 std::string css_word(std::string_view s) {
   std::string out;
   for (const char ch : s)
@@ -75,152 +55,522 @@ std::string css_word(std::string_view s) {
   return out;
 }
 
-std::string verdict_class(Verdict v) { return "v-" + css_word(engine::verdict_name(v)); }
+bool is_ratio_metric(std::string_view metric) {
+  // The metric names the engine's plans give a `bound`, `close`, relative,
+  // absolute, ulp or elementwise tolerance, and an algebraic property's
+  // residual over its derived bound: each is error / allowed error.
+  for (std::string_view m : {"bound_ratio", "rel_error/tolerance", "abs_error/tolerance", "ulp/tolerance",
+                             "err/(atol+rtol*|ref|)", "ratio", "property_ratio"})
+    if (metric == m) return true;
+  return false;
+}
 
-std::string td(std::string_view text) { return "<td>" + html_escape(text) + "</td>"; }
+std::optional<double> worst_ratio(const engine::CaseResult& c) {
+  if (c.verdict != engine::Verdict::kConforming && c.verdict != engine::Verdict::kViolation) return std::nullopt;
+  if (!is_ratio_metric(c.evidence.metric) || c.evidence.elements <= 0) return std::nullopt;
+  const double r = c.evidence.max;
+  if (std::isnan(r)) return std::numeric_limits<double>::infinity();
+  return std::max(r, 0.0);
+}
 
-/// Anchor of the detail section of result.cases[i].
+}  // namespace html
+
+namespace {
+
+using engine::CaseResult;
+using engine::Verdict;
+using html::escape;
+
+// A conforming case whose worst bound ratio is at least this is a near miss:
+// within a factor of two of breaking its bound.
+constexpr double kNearMiss = 0.5;
+// The near-miss table lists at most this many (the worst first).
+constexpr std::size_t kMaxNearMisses = 200;
+// Evidence sections start open when there are at most this many.
+constexpr std::size_t kOpenEvidence = 12;
+
+constexpr Verdict kVerdictOrder[] = {Verdict::kViolation, Verdict::kError, Verdict::kUnderSpecified,
+                                     Verdict::kSkipped, Verdict::kConforming, Verdict::kNotApplicable};
+
+std::string verdict_word(Verdict v) { return html::css_word(engine::verdict_name(v)); }
+std::string verdict_class(Verdict v) { return "v-" + verdict_word(v); }
+
+std::string td(std::string_view text) { return "<td>" + escape(text) + "</td>"; }
+std::string td_num(std::string_view text, std::string_view key) {
+  return "<td class=\"num\" data-k=\"" + escape(key) + "\">" + escape(text) + "</td>";
+}
+
+std::string lower(std::string_view s) {
+  std::string out;
+  for (char ch : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+/// The attributes that make an element a filter target: its backend, the
+/// verdicts it shows, and the lower-case text the search box matches.
+std::string filter_attrs(std::string_view backend, std::string_view verdicts, std::string_view text) {
+  return " data-b=\"" + escape(backend) + "\" data-v=\"" + escape(verdicts) + "\" data-s=\"" + escape(lower(text)) +
+         "\"";
+}
+
 std::string case_anchor(std::size_t i) { return "case-" + std::to_string(i); }
-
 bool has_details(const CaseResult& c) { return c.verdict == Verdict::kViolation || c.verdict == Verdict::kError; }
 
-std::string matrix_cell(const CaseResult* c, const engine::CheckResult& result) {
-  if (c == nullptr) return "<td></td>";
-  std::string text(verdict_glyph(c->verdict));
-  const std::string sig = signatures_text(*c);
-  if (c->verdict == Verdict::kViolation && !sig.empty()) text += " " + sig;
-  std::string inner = html_escape(text);
-  if (has_details(*c)) {
-    const std::size_t i = static_cast<std::size_t>(c - result.cases.data());
-    inner = "<a href=\"#" + case_anchor(i) + "\">" + inner + "</a>";
-  }
-  return "<td class=\"" + verdict_class(c->verdict) + "\" title=\"" +
-         html_escape(std::string(engine::verdict_name(c->verdict)) + (c->reason.empty() ? "" : ": " + c->reason)) +
-         "\">" + inner + "</td>";
+std::string ratio_text(double r) { return std::isinf(r) ? std::string("inf") : short_number(r); }
+/// A sort key for a ratio: +inf sorts above every finite one.
+std::string ratio_key(double r) { return std::isinf(r) ? std::string("1e308") : format_double(r); }
+
+/// Index of a case in result.cases.
+std::size_t index_of(const engine::CheckResult& result, const CaseResult& c) {
+  return static_cast<std::size_t>(&c - result.cases.data());
 }
 
-void render_matrix_section(const engine::CheckResult& result, std::string& out) {
-  const Grid g = build_grid(result);
-  if (g.impls.empty()) return;
-  // Rows take the longer list (usually impls), as in the Markdown report, so
-  // the grid grows down the page rather than off its side.
-  const bool rows_are_impls = g.impls.size() > g.contracts.size();
-  const auto& rows = rows_are_impls ? g.impls : g.contracts;
-  const auto& cols = rows_are_impls ? g.contracts : g.impls;
-  out += "<h2 id=\"matrix\">Conformance matrix</h2>\n<div class=\"scroll\"><table class=\"matrix\">\n<tr><th>";
-  out += rows_are_impls ? "impl \\ contract" : "contract \\ impl";
-  out += "</th>";
-  for (const auto& c : cols) out += "<th class=\"col\">" + html_escape(c) + "</th>";
-  out += "</tr>\n";
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    out += "<tr><th>" + html_escape(rows[r]) + "</th>";
-    for (std::size_t c = 0; c < cols.size(); ++c)
-      out += matrix_cell(rows_are_impls ? g.at[c][r] : g.at[r][c], result);
+std::string search_text(const CaseResult& c) {
+  return c.contract_id + " " + c.impl + " " + c.backend + " " + std::string(engine::verdict_name(c.verdict)) + " " +
+         signatures_text(c) + " " + c.reason;
+}
+
+/// The Content-Security-Policy of the page: nothing but its own inline style
+/// and its one script (by hash), so no request can leave it and no injected
+/// script could run even if escaping failed.
+std::string content_security_policy() {
+  const std::string hex = sha256_hex(std::string(html::kScript));
+  std::string bytes;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  static constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string b64;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const unsigned n = (static_cast<unsigned char>(bytes[i]) << 16) |
+                       (i + 1 < bytes.size() ? static_cast<unsigned char>(bytes[i + 1]) << 8 : 0u) |
+                       (i + 2 < bytes.size() ? static_cast<unsigned char>(bytes[i + 2]) : 0u);
+    b64 += kB64[(n >> 18) & 63];
+    b64 += kB64[(n >> 12) & 63];
+    b64 += i + 1 < bytes.size() ? kB64[(n >> 6) & 63] : '=';
+    b64 += i + 2 < bytes.size() ? kB64[n & 63] : '=';
+  }
+  return "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + b64 + "'";
+}
+
+struct Page {
+  const engine::CheckResult& result;
+  std::vector<ImplGrade> grades;
+  std::map<std::string, const ImplGrade*> grade_of;
+  std::vector<std::string> backends;  ///< every backend with a case, first-seen order
+  std::string out;
+
+  explicit Page(const engine::CheckResult& r) : result(r), grades(grade(r)) {
+    for (const auto& g : grades) grade_of[g.impl] = &g;
+    for (const auto& c : r.cases)
+      if (std::find(backends.begin(), backends.end(), c.backend) == backends.end()) backends.push_back(c.backend);
+  }
+
+  void head();
+  void controls();
+  void summary();
+  void violations();
+  void near_misses();
+  void matrices();
+  void plots();
+  void evidence();
+  void grades_section();
+  void backends_section();
+  std::string render_case(const CaseResult& c, std::size_t index, bool open) const;
+};
+
+void Page::head() {
+  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         "<meta http-equiv=\"Content-Security-Policy\" content=\"" +
+         content_security_policy() + "\">\n<title>kc conformance report</title>\n<style>";
+  out += html::kStyle;
+  out += "</style>\n</head>\n<body>\n<header>\n<h1>kc conformance report</h1>\n";
+  out += "<p><strong>" + escape(summary_line(count_verdicts(result))) + "</strong></p>\n";
+  out += "<p class=\"meta\">kc " + escape(kKcVersion) + " · " + escape(utc_timestamp()) + " · host " +
+         escape(host_name()) + "</p>\n";
+  out += "<nav class=\"toc\"><a href=\"#summary\">Summary</a> <a href=\"#violations\">Violations</a> "
+         "<a href=\"#near\">Near misses</a> <a href=\"#ops\">Matrices per op</a> <a href=\"#plots\">Plots</a> "
+         "<a href=\"#evidence\">Evidence</a> <a href=\"#grades\">Grades</a> <a href=\"#backends\">Backends</a></nav>\n"
+         "</header>\n";
+}
+
+void Page::controls() {
+  out += "<div class=\"controls\" id=\"controls\">\n<input id=\"q\" type=\"search\" placeholder=\"Filter: contract, impl, "
+         "signature, reason\" aria-label=\"filter\">\n<select id=\"fb\" aria-label=\"backend\"><option value=\"\">all "
+         "backends</option>";
+  for (const auto& b : backends) out += "<option value=\"" + escape(b) + "\">" + escape(b) + "</option>";
+  out += "</select>\n<select id=\"fv\" aria-label=\"verdict\"><option value=\"\">all verdicts</option>";
+  for (const Verdict v : kVerdictOrder)
+    out += "<option value=\"" + verdict_word(v) + "\">" + escape(engine::verdict_name(v)) + "</option>";
+  out += "</select>\n<button id=\"clear\" type=\"button\">clear</button> <a id=\"share\" href=\"#\">link to this "
+         "view</a>\n</div>\n";
+}
+
+void Page::summary() {
+  const VerdictCounts total = count_verdicts(result);
+  out += "<section id=\"summary\">\n<h2>Summary</h2>\n<p class=\"chips\">";
+  for (const Verdict v : kVerdictOrder)
+    out += "<a class=\"" + verdict_class(v) + "\" href=\"#verdict=" + verdict_word(v) + "\">" +
+           escape(verdict_glyph(v)) + " " + std::to_string(total[v]) + " " + escape(engine::verdict_name(v)) + "</a>";
+  out += "</p>\n";
+  if (backends.empty()) {
+    out += "<p>No case ran.</p>\n</section>\n";
+    return;
+  }
+  std::map<std::string, VerdictCounts> per;
+  std::map<std::string, int> impls;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& c : result.cases) {
+    ++per[c.backend][c.verdict];
+    if (seen.insert({c.backend, c.impl}).second) ++impls[c.backend];
+  }
+  std::map<std::string, std::string> level;
+  for (const auto& b : grade_backends(grades)) level[b.backend] = b.level;
+  out += "<p>Per backend. A count links to those cases, filtered.</p>\n<div class=\"scroll\"><table class=\"sortable\" "
+         "id=\"per-backend\">\n<thead><tr><th>backend</th><th>level</th><th>impls</th>";
+  for (const Verdict v : kVerdictOrder) out += "<th>" + escape(engine::verdict_name(v)) + "</th>";
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& b : backends) {
+    out += "<tr><th><a href=\"#backend=" + escape(b) + "\">" + escape(b) + "</a></th><td class=\"l-" +
+           html::css_word(level[b]) + "\">" + escape(level[b]) + "</td>" +
+           td_num(std::to_string(impls[b]), std::to_string(impls[b]));
+    for (const Verdict v : kVerdictOrder) {
+      const int n = per[b][v];
+      const std::string k = std::to_string(n);
+      if (n == 0 || v == Verdict::kNotApplicable) {
+        out += td_num(k, k);
+        continue;
+      }
+      out += "<td class=\"num\" data-k=\"" + k + "\"><a href=\"#backend=" + escape(b) + "&amp;verdict=" +
+             verdict_word(v) + "\">" + k + "</a></td>";
+    }
     out += "</tr>\n";
   }
-  out += "</table></div>\n<p class=\"legend\">";
-  for (const Verdict v : {Verdict::kConforming, Verdict::kViolation, Verdict::kError, Verdict::kUnderSpecified,
-                          Verdict::kNotApplicable, Verdict::kSkipped})
-    out += "<span class=\"" + verdict_class(v) + "\">" + html_escape(verdict_glyph(v)) + " " +
-           html_escape(engine::verdict_name(v)) + "</span>";
-  out += "<br>A violation's cell names its signature and links to its evidence and repro below.</p>\n";
+  out += "</tbody></table></div>\n</section>\n";
 }
 
-void render_grades_section(const engine::CheckResult& result, std::string& out) {
-  const std::vector<ImplGrade> grades = grade(result);
-  if (grades.empty()) return;
-  out += "<h2 id=\"grades\">Grades</h2>\n<p>Levels are defined in docs/grading.md.</p>\n";
-  out += "<table>\n<tr><th>impl</th><th>backend</th><th>level</th><th>tier</th><th>conforming</th><th>violation</th>"
-         "<th>error</th><th>not_applicable</th><th>other</th><th>summary</th></tr>\n";
-  for (const auto& x : grades) {
-    out += "<tr>" + td(x.impl) + td(x.backend) + "<td class=\"l-" + css_word(x.level) + "\">" + html_escape(x.level) +
-           "</td>" + td(x.tier) + td(std::to_string(x.conforming)) + td(std::to_string(x.violations)) +
-           td(std::to_string(x.errors)) + td(std::to_string(x.not_applicable)) + td(std::to_string(x.other)) +
-           td(x.summary) + "</tr>\n";
+void Page::violations() {
+  std::vector<const CaseResult*> rows;
+  for (const auto& c : result.cases)
+    if (has_details(c)) rows.push_back(&c);
+  out += "<section id=\"violations\">\n<h2>Violations and errors (<span data-count=\"violation-rows\">" +
+         std::to_string(rows.size()) + "</span>)</h2>\n";
+  if (rows.empty()) {
+    out += "<p>No violation and no error.</p>\n<table id=\"violation-rows\"><tbody></tbody></table>\n</section>\n";
+    return;
   }
-  out += "</table>\n<table>\n<tr><th>backend</th><th>level</th><th>impls</th></tr>\n";
-  for (const auto& b : grade_backends(grades))
-    out += "<tr>" + td(b.backend) + "<td class=\"l-" + css_word(b.level) + "\">" + html_escape(b.level) + "</td>" +
-           td(b.summary) + "</tr>\n";
-  out += "</table>\n";
+  out += "<p>Each row links to its evidence; the repro line runs the case again. Worst ratio: the largest measured "
+         "error over the allowed error (above 1 breaks the bound).</p>\n<div class=\"scroll\"><table class=\"sortable "
+         "list\">\n<thead><tr><th>verdict</th><th>contract</th><th>impl</th><th>backend</th><th>signature</th>"
+         "<th>worst ratio</th><th>metric</th><th>repro</th></tr></thead>\n<tbody id=\"violation-rows\">\n";
+  for (const CaseResult* c : rows) {
+    const std::size_t i = index_of(result, *c);
+    const auto r = html::worst_ratio(*c);
+    std::string what = signatures_text(*c);
+    if (c->verdict == Verdict::kError || what.empty()) what = c->reason;
+    out += "<tr class=\"f " + verdict_class(c->verdict) + "\"" +
+           filter_attrs(c->backend, verdict_word(c->verdict), search_text(*c)) + ">";
+    out += "<td class=\"verdict " + verdict_class(c->verdict) + "\" data-k=\"" +
+           std::to_string(verdict_severity(c->verdict)) + "\">" + escape(verdict_glyph(c->verdict)) + " " +
+           escape(engine::verdict_name(c->verdict)) + "</td>";
+    out += "<td class=\"id\"><a href=\"#" + case_anchor(i) + "\">" + escape(c->contract_id) + "</a></td>" + td(c->impl) +
+           td(c->backend) + td(truncate_to_width(what, 160));
+    out += r ? td_num(ratio_text(*r), ratio_key(*r)) : std::string("<td class=\"num\" data-k=\"\"></td>");
+    out += td(c->evidence.metric);
+    out += c->repro.empty() ? std::string("<td></td>") : "<td class=\"repro\"><code>" + escape(c->repro) + "</code></td>";
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n</section>\n";
 }
 
-void render_case(const CaseResult& c, std::size_t index, std::string& out) {
-  out += "<div class=\"case " + verdict_class(c.verdict) + "\" id=\"" + case_anchor(index) + "\">\n<h3>" +
-         html_escape(c.contract_id) + " × " + html_escape(c.impl) + " — " +
-         html_escape(engine::verdict_name(c.verdict)) + "</h3>\n<ul>\n";
+void Page::near_misses() {
+  std::vector<std::pair<double, const CaseResult*>> near;
+  for (const auto& c : result.cases)
+    if (c.verdict == Verdict::kConforming)
+      if (const auto r = html::worst_ratio(c); r && *r >= kNearMiss) near.emplace_back(*r, &c);
+  std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  out += "<section id=\"near\">\n<h2>Near misses (<span data-count=\"near-rows\">" +
+         std::to_string(std::min(near.size(), kMaxNearMisses)) + "</span>)</h2>\n<p>Conforming cases whose worst bound "
+         "ratio is at least " + short_number(kNearMiss) +
+         ": within a factor of two of breaking the bound. A change of compiler, library or hardware is most likely to "
+         "turn these.</p>\n";
+  if (near.empty()) {
+    out += "<p>None.</p>\n<table id=\"near-rows\"><tbody></tbody></table>\n</section>\n";
+    return;
+  }
+  if (near.size() > kMaxNearMisses)
+    out += "<p>The " + std::to_string(kMaxNearMisses) + " closest of " + std::to_string(near.size()) + ".</p>\n";
+  near.resize(std::min(near.size(), kMaxNearMisses));
+  out += "<div class=\"scroll\"><table class=\"sortable list\">\n<thead><tr><th>contract</th><th>impl</th>"
+         "<th>backend</th><th>worst ratio</th><th>metric</th><th>tolerance</th></tr></thead>\n<tbody id=\"near-rows\">\n";
+  for (const auto& [r, c] : near) {
+    out += "<tr class=\"f\"" + filter_attrs(c->backend, "conforming near", search_text(*c)) + ">" + td(c->contract_id) +
+           td(c->impl) + td(c->backend) + td_num(ratio_text(r), ratio_key(r)) + td(c->evidence.metric) +
+           td(c->evidence.tolerance) + "</tr>\n";
+  }
+  out += "</tbody></table></div>\n</section>\n";
+}
+
+void Page::matrices() {
+  // Group impls by their op; a result put together from run records (kc
+  // merge) does not know the ops: its impls share one group.
+  std::vector<std::string> ops;
+  std::map<std::string, std::vector<std::string>> impls_of;
+  std::map<std::string, std::vector<std::string>> contracts_of;   // applicable ones, first-seen order
+  std::map<std::pair<std::string, std::string>, const CaseResult*> cell;  // (contract, impl), most severe
+  std::map<std::string, std::string> op_of_impl;
+  const auto op_of = [&](const std::string& impl) {
+    const auto it = result.impl_ops.find(impl);
+    return it == result.impl_ops.end() || it->second.empty() ? std::string("(op not recorded)") : it->second;
+  };
+  for (const auto& c : result.cases) {
+    const std::string op = op_of(c.impl);
+    if (!impls_of.count(op)) ops.push_back(op);
+    auto& impls = impls_of[op];
+    if (std::find(impls.begin(), impls.end(), c.impl) == impls.end()) impls.push_back(c.impl);
+    const CaseResult*& x = cell[{c.contract_id, c.impl}];
+    if (x == nullptr || verdict_severity(c.verdict) > verdict_severity(x->verdict)) x = &c;
+    if (c.verdict != Verdict::kNotApplicable) {
+      auto& cs = contracts_of[op];
+      if (std::find(cs.begin(), cs.end(), c.contract_id) == cs.end()) cs.push_back(c.contract_id);
+    }
+  }
+  out += "<section id=\"ops\">\n<h2>Matrices per op</h2>\n<p>One matrix per op: its impls down the side, across the "
+         "top only the contracts that apply to at least one of them; an empty cell is not applicable. A cell links to "
+         "its evidence; click a column header to sort.</p>\n";
+  std::vector<std::string> idle;
+  for (const auto& op : ops) {
+    const auto& impls = impls_of[op];
+    const auto& cs = contracts_of[op];
+    if (cs.empty()) {
+      idle.push_back(op + " (" + std::to_string(impls.size()) + (impls.size() == 1 ? " impl)" : " impls)"));
+      continue;
+    }
+    // Only impls some contract of the op applies to get a row; the others are named below it.
+    std::vector<std::string> rows, bare;
+    for (const auto& impl : impls) {
+      bool any = false;
+      for (const auto& k : cs)
+        if (const CaseResult* x = cell[{k, impl}]; x != nullptr && x->verdict != Verdict::kNotApplicable) any = true;
+      (any ? rows : bare).push_back(impl);
+    }
+    int bad = 0;
+    for (const auto& impl : rows)
+      for (const auto& k : cs)
+        if (const CaseResult* x = cell[{k, impl}]; x != nullptr && has_details(*x)) ++bad;
+    const std::string id = "op-" + html::css_word(lower(op));
+    out += "<details class=\"op fc\" id=\"" + id + "\"" + (bad > 0 ? " open" : "") + "><summary><h3>" + escape(op) +
+           "</h3> <span class=\"meta\">" + std::to_string(rows.size()) + " impls × " + std::to_string(cs.size()) +
+           " contracts" + (bad > 0 ? " · " + std::to_string(bad) + " violations or errors" : "") +
+           "</span></summary>\n<div class=\"scroll\"><table class=\"matrix sortable\">\n<thead><tr><th>impl</th>"
+           "<th>backend</th><th>level</th>";
+    for (const auto& k : cs) out += "<th class=\"col\" title=\"" + escape(k) + "\">" + escape(k) + "</th>";
+    out += "</tr></thead>\n<tbody>\n";
+    for (const auto& impl : rows) {
+      std::string backend, verdicts, text = impl;
+      std::string row;
+      for (const auto& k : cs) {
+        const CaseResult* x = cell[{k, impl}];
+        if (x == nullptr || x->verdict == Verdict::kNotApplicable) {
+          row += "<td class=\"c\" data-k=\"\"></td>";
+          continue;
+        }
+        backend = x->backend;
+        const std::string w = verdict_word(x->verdict);
+        if ((" " + verdicts + " ").find(" " + w + " ") == std::string::npos) verdicts += (verdicts.empty() ? "" : " ") + w;
+        text += " " + k + " " + signatures_text(*x);
+        const auto r = html::worst_ratio(*x);
+        // Sort key: how bad, then how close to the bound.
+        const double key = verdict_severity(x->verdict) * 1000.0 + (r ? std::min(*r, 999.0) : 0.0);
+        std::string inner = escape(verdict_glyph(x->verdict));
+        if (has_details(*x)) inner = "<a href=\"#" + case_anchor(index_of(result, *x)) + "\">" + inner + "</a>";
+        std::string title = k + ": " + std::string(engine::verdict_name(x->verdict));
+        if (const std::string sig = signatures_text(*x); !sig.empty()) title += " " + sig;
+        if (r) title += ", worst ratio " + ratio_text(*r);
+        if (!x->reason.empty()) title += " — " + x->reason;
+        row += "<td class=\"c " + verdict_class(x->verdict) + "\" data-k=\"" + format_double(key) + "\" title=\"" +
+               escape(truncate_to_width(title, 300)) + "\">" + inner + "</td>";
+      }
+      if (backend.empty())
+        for (const auto& c : result.cases)
+          if (c.impl == impl) backend = c.backend;
+      const auto g = grade_of.find(impl);
+      const std::string level = g == grade_of.end() ? "" : g->second->level;
+      out += "<tr class=\"f\"" + filter_attrs(backend, verdicts, text + " " + backend) + "><th>" + escape(impl) +
+             "</th>" + td(backend) + "<td class=\"l-" + html::css_word(level) + "\">" + escape(level) + "</td>" + row +
+             "</tr>\n";
+    }
+    out += "</tbody></table></div>\n";
+    if (!bare.empty()) {
+      out += "<p class=\"meta\">No contract here applies to " + std::to_string(bare.size()) + " more impl" +
+             (bare.size() == 1 ? "" : "s") + ": ";
+      for (std::size_t i = 0; i < bare.size(); ++i) out += (i ? ", " : "") + escape(bare[i]);
+      out += ".</p>\n";
+    }
+    out += "</details>\n";
+  }
+  if (!idle.empty()) {
+    out += "<p>Ops no selected contract applies to: ";
+    for (std::size_t i = 0; i < idle.size(); ++i) out += (i ? ", " : "") + escape(idle[i]);
+    out += ".</p>\n";
+  }
+  out += "</section>\n";
+}
+
+void Page::plots() {
+  struct ContractPlot {
+    std::string contract, metric;
+    std::vector<html::PlotPoint> points;
+    double worst = 0;
+  };
+  std::vector<ContractPlot> plots;
+  std::map<std::string, std::size_t> at;
+  for (const auto& c : result.cases) {
+    const auto r = html::worst_ratio(c);
+    if (!r) continue;
+    auto [it, added] = at.emplace(c.contract_id, plots.size());
+    if (added) plots.push_back({c.contract_id, c.evidence.metric, {}, 0});
+    ContractPlot& p = plots[it->second];
+    p.points.push_back({*r, c.impl, std::string(engine::verdict_name(c.verdict)), c.backend});
+    p.worst = std::max(p.worst, *r);
+  }
+  std::stable_sort(plots.begin(), plots.end(), [](const auto& a, const auto& b) { return a.worst > b.worst; });
+  out += "<section id=\"plots\">\n<h2>Bound ratios per contract</h2>\n<p>Each impl's worst bound ratio (measured error "
+         "over allowed error) on a log axis; the dashed red line is the threshold 1, a point right of it a violation. "
+         "Hover a point for its impl. Worst contract first; the filters apply to the points.</p>\n";
+  if (plots.empty()) out += "<p>No case was judged against a bound.</p>\n";
+  out += "<div class=\"plots\">\n";
+  for (const auto& p : plots) {
+    out += "<figure class=\"fc\"><figcaption><strong>" + escape(p.contract) + "</strong> <span class=\"meta\">" +
+           escape(p.metric) + " · " + std::to_string(p.points.size()) + " impls · worst " + ratio_text(p.worst) +
+           "</span></figcaption>" + html::ratio_strip_svg(p.points) + "</figure>\n";
+  }
+  out += "</div>\n</section>\n";
+}
+
+std::string Page::render_case(const CaseResult& c, std::size_t index, bool open) const {
+  std::string s = "<details class=\"case f " + verdict_class(c.verdict) + "\" id=\"" + case_anchor(index) +
+                  "\"" + filter_attrs(c.backend, verdict_word(c.verdict), search_text(c)) + (open ? " open" : "") +
+                  ">\n<summary><h3>" + escape(c.contract_id) + " × " + escape(c.impl) + " — " +
+                  escape(engine::verdict_name(c.verdict)) + "</h3></summary>\n<ul>\n";
   if (const std::string sig = signatures_text(c); !sig.empty())
-    out += "<li>signature: <code>" + html_escape(sig) + "</code>" +
-           (c.signature_expected ? " (listed by the contract)" : "") + "</li>\n";
-  out += "<li>backend: " + html_escape(c.backend) +
-         (c.backend_version.empty() ? "" : " " + html_escape(c.backend_version)) + "</li>\n";
-  if (!c.reason.empty()) out += "<li>reason: " + html_escape(reason_without_signature(c)) + "</li>\n";
+    s += "<li>signature: <code>" + escape(sig) + "</code>" + (c.signature_expected ? " (listed by the contract)" : "") +
+         "</li>\n";
+  s += "<li>backend: " + escape(c.backend) + (c.backend_version.empty() ? "" : " " + escape(c.backend_version)) +
+       "</li>\n";
+  if (!c.reason.empty()) s += "<li>reason: " + escape(reason_without_signature(c)) + "</li>\n";
   // The evidence lines every other renderer prints (statistics, notes, worst
   // element, seed and input hash), from the one shared helper.
   for (const auto& d : case_details(c)) {
     if (d.rfind("repro: ", 0) == 0) continue;
-    out += "<li>" + html_escape(d.rfind("- ", 0) == 0 ? d.substr(2) : d) + "</li>\n";
+    s += "<li>" + escape(d.rfind("- ", 0) == 0 ? d.substr(2) : d) + "</li>\n";
   }
-  if (!c.evidence.method.empty()) out += "<li>method: " + html_escape(c.evidence.method) + "</li>\n";
-  out += "</ul>\n";
+  if (!c.evidence.method.empty()) s += "<li>method: " + escape(c.evidence.method) + "</li>\n";
+  s += "</ul>\n";
   if (!c.evidence.per_config.empty()) {
-    out += "<table>\n<tr><th>config</th><th>max</th><th>p99</th><th>mean</th><th>failed</th><th>note</th></tr>\n";
+    if (html::is_ratio_metric(c.evidence.metric)) {
+      std::vector<html::PlotPoint> points;
+      for (const auto& pc : c.evidence.per_config) {
+        if (!pc.note.empty() && pc.elements == 0) continue;  // a skipped config has no ratio
+        const bool broke = pc.failures > 0;
+        points.push_back({std::isnan(pc.max) ? std::numeric_limits<double>::infinity() : std::max(pc.max, 0.0),
+                          pc.config, broke ? "violation" : "conforming", c.backend});
+      }
+      if (!points.empty())
+        s += "<p>" + escape(c.evidence.metric) + " across configs (threshold 1):</p>\n" + html::ratio_series_svg(points) +
+             "\n";
+    }
+    s += "<div class=\"scroll\"><table class=\"sortable\">\n<thead><tr><th>config</th><th>max</th><th>p99</th>"
+         "<th>mean</th><th>failed</th><th>note</th></tr></thead>\n<tbody>\n";
     for (const auto& pc : c.evidence.per_config)
-      out += "<tr>" + td(pc.config) + td(short_number(pc.max)) + td(short_number(pc.p99)) + td(short_number(pc.mean)) +
-             td(std::to_string(pc.failures) + " of " + std::to_string(pc.elements)) + td(pc.note) + "</tr>\n";
-    out += "</table>\n";
+      s += "<tr>" + td(pc.config) + td_num(short_number(pc.max), format_double(pc.max)) +
+           td_num(short_number(pc.p99), format_double(pc.p99)) + td_num(short_number(pc.mean), format_double(pc.mean)) +
+           td(std::to_string(pc.failures) + " of " + std::to_string(pc.elements)) + td(pc.note) + "</tr>\n";
+    s += "</tbody></table></div>\n";
   }
-  if (!c.repro.empty()) out += "<p>repro:</p>\n<pre><code>" + html_escape(c.repro) + "</code></pre>\n";
-  out += "</div>\n";
+  if (!c.repro.empty()) s += "<p>repro:</p>\n<pre><code>" + escape(c.repro) + "</code></pre>\n";
+  s += "</details>\n";
+  return s;
+}
+
+void Page::evidence() {
+  std::size_t n = 0;
+  for (const auto& c : result.cases) n += has_details(c) ? 1 : 0;
+  out += "<section id=\"evidence\">\n<h2>Evidence</h2>\n";
+  if (n == 0) {
+    out += "<p>No violation and no error.</p>\n</section>\n";
+    return;
+  }
+  out += "<p>Per violation or error: its signature, statistics, worst element, the bound ratio across configs, and "
+         "the repro line.</p>\n";
+  for (std::size_t i = 0; i < result.cases.size(); ++i)
+    if (has_details(result.cases[i])) out += render_case(result.cases[i], i, n <= kOpenEvidence);
+  out += "</section>\n";
+}
+
+void Page::grades_section() {
+  if (grades.empty()) return;
+  out += "<section id=\"grades\">\n<h2>Grades</h2>\n<p>Levels and tiers are defined in docs/grading.md.</p>\n";
+  out += "<div class=\"scroll\"><table class=\"sortable\">\n<thead><tr><th>impl</th><th>backend</th><th>level</th>"
+         "<th>tier</th><th>conforming</th><th>violation</th><th>error</th><th>not_applicable</th><th>other</th>"
+         "<th>summary</th></tr></thead>\n<tbody>\n";
+  for (const auto& x : grades) {
+    std::string verdicts;
+    for (const auto& [v, n] : {std::pair{Verdict::kConforming, x.conforming}, std::pair{Verdict::kViolation, x.violations},
+                               std::pair{Verdict::kError, x.errors}, std::pair{Verdict::kNotApplicable, x.not_applicable}})
+      if (n > 0) verdicts += (verdicts.empty() ? "" : " ") + verdict_word(v);
+    out += "<tr class=\"f\"" + filter_attrs(x.backend, verdicts, x.impl + " " + x.backend + " " + x.summary) + ">" +
+           td(x.impl) + td(x.backend) + "<td class=\"l-" + html::css_word(x.level) + "\">" + escape(x.level) + "</td>" +
+           td(x.tier) + td_num(std::to_string(x.conforming), std::to_string(x.conforming)) +
+           td_num(std::to_string(x.violations), std::to_string(x.violations)) +
+           td_num(std::to_string(x.errors), std::to_string(x.errors)) +
+           td_num(std::to_string(x.not_applicable), std::to_string(x.not_applicable)) +
+           td_num(std::to_string(x.other), std::to_string(x.other)) + td(x.summary) + "</tr>\n";
+  }
+  out += "</tbody></table></div>\n<table>\n<thead><tr><th>backend</th><th>level</th><th>impls</th></tr></thead>\n"
+         "<tbody>\n";
+  for (const auto& b : grade_backends(grades))
+    out += "<tr>" + td(b.backend) + "<td class=\"l-" + html::css_word(b.level) + "\">" + escape(b.level) + "</td>" +
+           td(b.summary) + "</tr>\n";
+  out += "</tbody></table>\n</section>\n";
+}
+
+void Page::backends_section() {
+  if (result.backends.empty()) return;
+  out += "<section id=\"backends\">\n<h2>Backends</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>backend</th>"
+         "<th>available</th><th>version</th><th>where / why not</th></tr></thead>\n<tbody>\n";
+  for (const auto& b : result.backends)
+    out += "<tr>" + td(b.name) + "<td class=\"" + std::string(b.available ? "v-conforming" : "v-skipped") + "\">" +
+           (b.available ? "yes" : "no") + "</td>" + td(b.version) + td(b.reason) + "</tr>\n";
+  out += "</tbody></table></div>\n</section>\n";
 }
 
 }  // namespace
 
 std::string render_html(const engine::CheckResult& result) {
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>kc conformance report</title>\n<style>";
-  out += kStyle;
-  out += "</style>\n</head>\n<body>\n<h1>kc conformance report</h1>\n";
-  out += "<p><strong>" + html_escape(summary_line(count_verdicts(result))) + "</strong></p>\n";
-  out += "<p class=\"meta\">kc " + html_escape(kKcVersion) + " · " + html_escape(utc_timestamp()) + " · host " +
-         html_escape(host_name()) + "</p>\n";
-
+  Page p(result);
+  p.head();
+  p.controls();
   if (!result.diagnostics.empty()) {
-    out += "<h2 id=\"diagnostics\">Diagnostics</h2>\n<pre>";
+    p.out += "<section id=\"diagnostics\">\n<h2>Diagnostics</h2>\n<pre>";
     for (const auto& d : result.diagnostics) {
       std::string r = d.render();
       if (r.empty() || r.back() != '\n') r += '\n';
-      out += html_escape(r);
+      p.out += escape(r);
     }
-    out += "</pre>\n";
+    p.out += "</pre>\n</section>\n";
   }
-
-  render_matrix_section(result, out);
-  render_grades_section(result, out);
-
-  if (!result.backends.empty()) {
-    out += "<h2 id=\"backends\">Backends</h2>\n<table>\n<tr><th>backend</th><th>available</th><th>version</th>"
-           "<th>where / why not</th></tr>\n";
-    for (const auto& b : result.backends)
-      out += "<tr>" + td(b.name) + "<td class=\"" + std::string(b.available ? "v-conforming" : "v-skipped") + "\">" +
-             (b.available ? "yes" : "no") + "</td>" + td(b.version) + td(b.reason) + "</tr>\n";
-    out += "</table>\n";
-  }
-
-  bool header = false;
-  for (std::size_t i = 0; i < result.cases.size(); ++i) {
-    const CaseResult& c = result.cases[i];
-    if (!has_details(c)) continue;
-    if (!header) {
-      out += "<h2 id=\"violations\">Violations and errors</h2>\n";
-      header = true;
-    }
-    render_case(c, i, out);
-  }
-  out += "</body>\n</html>\n";
-  return out;
+  p.summary();
+  p.violations();
+  p.near_misses();
+  p.matrices();
+  p.plots();
+  p.evidence();
+  p.grades_section();
+  p.backends_section();
+  p.out += "<script>";
+  p.out += html::kScript;
+  p.out += "</script>\n</body>\n</html>\n";
+  return std::move(p.out);
 }
 
 }  // namespace kc::report

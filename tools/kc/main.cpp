@@ -3,6 +3,8 @@
 
 #include <csignal>
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -140,6 +142,9 @@ options (check, grade, calibrate):
                        trace.jsonl, record.json
   --no-color           never colour the table (NO_COLOR in the environment does the same)
   --color              colour it even when stdout is not a terminal
+  --progress-every S   (check, grade) when stderr is not a terminal (a CI log), a line every S
+                       seconds: cases done of planned and an estimate of the time left
+                       (default 30; 0: none). On a terminal one line is updated per case
   --isolate MODE       process (default): each impl runs in a worker process on guarded
                        buffers, so a crash, hang, memory blow-up or out-of-bounds write
                        becomes an error verdict; none: in kc's process, for debugging;
@@ -230,6 +235,7 @@ struct Args {
   bool color = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
   bool format_given = false;
   bool strict = false;  ///< lint --strict
+  double progress_every = 30;  ///< --progress-every: seconds between progress lines off a terminal (0: none)
   bool fast_tuned = false;  ///< --fast-probes or --fast-samples given
   std::string affected;
   std::string dir;
@@ -439,6 +445,11 @@ int parse_args(int argc, char** argv, Args* a) {
         return usage_error("--fast-samples needs a number of sampled elements (or rows) in [1, 1000000]");
       a->request.fast_samples = static_cast<std::int64_t>(n);
       a->fast_tuned = true;
+    } else if (s == "--progress-every") {
+      char* end = nullptr;
+      const double t = value(&x) ? std::strtod(x.c_str(), &end) : -1;
+      if (end == nullptr || *end != '\0' || !(t >= 0)) return usage_error("--progress-every needs a number of seconds (0: none)");
+      a->progress_every = t;
     } else if (s == "--strict") {
       a->strict = true;
     } else if (s == "--allow-empty") {
@@ -663,6 +674,65 @@ void write_reports(CheckResult& r, const std::string& dir, bool color) {
     if (kc::Status s = kc::report::write_file(path, content); !s.ok()) r.write_errors.push_back(s.message());
 }
 
+/// "45s", "3m05s", "1h02m".
+std::string duration_text(double s) {
+  const long t = std::lround(std::max(0.0, s));
+  char buf[32];
+  if (t < 60) std::snprintf(buf, sizeof buf, "%lds", t);
+  else if (t < 3600) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+  return buf;
+}
+
+/// Progress of kc check / grade on stderr, fed by the engine's callback. On a
+/// terminal: one line rewritten in place after every case. Elsewhere (a CI
+/// log): a line every `every_s` seconds (0: none) with the cases done and an
+/// estimate of the time left, so a long run is visibly alive.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(double every_s)
+      : tty_(isatty(STDERR_FILENO) != 0), every_s_(every_s), start_(std::chrono::steady_clock::now()),
+        last_(start_) {}
+
+  void update(const kc::engine::CheckProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    // The rate of the cases this run ran (read-back ones cost nothing).
+    const std::size_t ran = p.done - std::min(p.done, p.resumed);
+    std::string left;
+    if (ran > 0 && p.done < p.planned && elapsed > 0)
+      left = "about " + duration_text(elapsed / static_cast<double>(ran) * static_cast<double>(p.planned - p.done)) +
+             " left";
+    if (tty_) {
+      std::fprintf(stderr, "\r[%zu/%zu] %-12s %-28s %-12s %s\033[K", p.done, p.planned,
+                   p.last ? p.last->contract_id.c_str() : "", p.last ? p.last->impl.c_str() : "",
+                   p.last ? std::string(kc::engine::verdict_name(p.last->verdict)).c_str() : "", left.c_str());
+      std::fflush(stderr);
+      shown_ = true;
+      return;
+    }
+    if (!(every_s_ > 0) || p.done >= p.planned) return;
+    if (std::chrono::duration<double>(now - last_).count() < every_s_) return;
+    last_ = now;
+    const double pct = p.planned > 0 ? 100.0 * static_cast<double>(p.done) / static_cast<double>(p.planned) : 100;
+    std::fprintf(stderr, "kc: progress: %zu of %zu cases (%.0f%%), %s elapsed%s%s\n", p.done, p.planned, pct,
+                 duration_text(elapsed).c_str(), left.empty() ? "" : ", ", left.c_str());
+    std::fflush(stderr);
+  }
+
+  /// Clears the terminal line.
+  void finish() {
+    if (tty_ && shown_) std::fprintf(stderr, "\r\033[K");
+    shown_ = false;
+  }
+
+ private:
+  bool tty_;
+  double every_s_;
+  std::chrono::steady_clock::time_point start_, last_;
+  bool shown_ = false;
+};
+
 int cmd_check(Args& a, bool grade) {
   a.request.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
   if (!a.resume.empty())
@@ -673,7 +743,8 @@ int cmd_check(Args& a, bool grade) {
     if (int rc = resolve_shard(a); rc >= 0) return rc;
   if (!a.sign_key.empty() && !grade && a.request.trace_path.empty())
     return usage_error("--sign-key signs the run's trace: give kc check a --trace FILE");
-  a.request.progress = isatty(STDERR_FILENO) != 0;
+  ProgressPrinter progress(a.progress_every);
+  a.request.on_progress = [&progress](const kc::engine::CheckProgress& p) { progress.update(p); };
   if (grade && a.request.trace_path.empty()) a.request.trace_path = a.out + "/trace.jsonl";
   if (grade) {
     if (kc::Status s = kc::report::write_file(a.out + "/.kc", "kc report directory\n"); !s.ok()) {
@@ -708,6 +779,7 @@ int cmd_check(Args& a, bool grade) {
   // Ctrl-C (or SIGTERM): no new case starts, workers end, the trace keeps whole records.
   kc::install_interrupt_handlers();
   CheckResult r = kc::engine::run_check(a.request);
+  progress.finish();
   if (r.cases.empty() && !r.write_errors.empty()) {  // the trace could not be opened: nothing ran
     for (const auto& e : r.write_errors) std::cerr << "kc: cannot write " << e << "\n";
     return kExitInternal;
