@@ -14,6 +14,7 @@
 
 #include "blas_complex.h"
 #include "blas_library.h"
+#include "kc/capability.h"
 
 namespace kc::backends {
 
@@ -494,6 +495,9 @@ class BlasImpl final : public Impl {
   }
 
   Status run(Call& call) const override {
+    // The kernel set a DYNAMIC_ARCH OpenBLAS dispatches to (openblas_get_corename;
+    // "" for the other libraries): the path the call ran (kc/capability.h).
+    if (std::string core = lib_->core_name(); !core.empty()) report_selected_path(core);
     if (threads_ <= 0) return run_(*lib_, call);
     // The knob is process-wide; kc runs one kernel at a time in a worker, and
     // the previous setting is restored so other impls see the default.
@@ -620,6 +624,11 @@ class CoreTypeImpl final : public Impl {
                                 ", kernels forced to OPENBLAS_CORETYPE=" + std::string(ct.coretype) + " (needs " +
                                     ct.isa + ")");
     decl_.extra["coretype"] = ct.coretype;
+    // The path is the forced kernel set, as openblas_get_corename names it
+    // (any case). A copy whose core name does not read back as forced is
+    // refused (kUnimplemented) rather than run: unsupported = RAISE, no fallback.
+    decl_.extra["path"] = ct.coretype;
+    decl_.extra["unsupported"] = "RAISE";
     declare_gemm_rules(decl_);
     declare_level1_rules(decl_, spec.flavor);
   }
@@ -629,6 +638,7 @@ class CoreTypeImpl final : public Impl {
   Status run(Call& call) const override {
     const FreshCopy& copy = fresh_copy(*base_, ct_);
     if (!copy.lib) return unimplemented(decl_.name + ": " + copy.error);
+    report_selected_path(copy.lib->core_name());
     return run_(*copy.lib, call);
   }
 

@@ -1,0 +1,67 @@
+// End-to-end: the capability contracts (contracts/capability) separate their
+// calibration trios, name the violation with the declaration it breaks, and
+// report oneDNN's strict kernel under a bf16 request as a fallback with its
+// reason (where the oneDNN backend is built).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_util.h"
+
+namespace {
+
+using kc_cli_test::CommandRun;
+using kc_cli_test::run_kc;
+
+std::string src(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/" + rel; }
+
+TEST(CapabilityCli, EveryCapabilityContractSeparatesItsTrio) {
+  const CommandRun r = run_kc("calibrate " + src("contracts/capability"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("9 of 9 calibration states right"), std::string::npos) << r.out;
+}
+
+TEST(CapabilityCli, AQuietWrongResultOutsideTheClassIsNamedWithTheKeyItBreaks) {
+  const CommandRun r = run_kc("check " + src("contracts/capability/KC-CAP-SHAPE-01.kc") +
+                              " --impl calib.cap_tile16_silent --impl calib.cap_tile16_raise");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("violation KC-CAP-SHAPE-01 × calib.cap_tile16_silent: CAPABILITY_VIOLATION(shape_class)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("K = 33 is not a multiple of 16"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("violation KC-CAP-SHAPE-01 × calib.cap_tile16_raise"), std::string::npos) << r.out;
+}
+
+TEST(CapabilityCli, AMisroutedSupportedShapeIsASilentFallbackWithItsReason) {
+  const CommandRun r = run_kc("check " + src("contracts/capability/KC-CAP-PATH-01.kc") +
+                              " --impl calib.cap_tile16_misrouted");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("SILENT_FALLBACK(scalar)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reason: M = 16, N = 16, K = 16 failed the 16-tile kernel's dispatch test"), std::string::npos)
+      << r.out;
+}
+
+// oneDNN 2.6.3 selects its strict f32 brgemm kernel for an f32 matmul with
+// fpmath_mode bf16 (tests/repro/onednn_fpmath_bf16_path.cpp prints it): the
+// bf16 request was not served, and kc says so, naming the kernel and why.
+TEST(CapabilityCli, OnednnStrictKernelUnderABf16RequestIsReportedAsAFallback) {
+  const CommandRun b = run_kc("backends");
+  if (b.out.find("onednn       available") == std::string::npos) GTEST_SKIP() << "oneDNN is not built here";
+  const CommandRun r = run_kc("check " + src("contracts/capability/KC-CAP-PATH-01.kc") +
+                              " --impl onednn.matmul_fpmath_bf16 --impl onednn.matmul_bf16");
+  if (r.out.find("SILENT_FALLBACK") == std::string::npos) {
+    // A CPU and oneDNN that serve the request with a bf16 kernel conform.
+    EXPECT_EQ(r.code, 0) << r.out;
+    GTEST_SKIP() << "oneDNN served the bf16 request with a bf16 kernel here: " << r.out;
+  }
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("violation KC-CAP-PATH-01 × onednn.matmul_fpmath_bf16: SILENT_FALLBACK("), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fpmath_mode bf16 allows f32 inputs to be rounded to bf16 but does not require it"),
+            std::string::npos)
+      << r.out;
+  // bf16 data selects a bf16 kernel: the declared path.
+  EXPECT_EQ(r.out.find("violation KC-CAP-PATH-01 × onednn.matmul_bf16"), std::string::npos) << r.out;
+}
+
+}  // namespace
