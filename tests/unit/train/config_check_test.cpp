@@ -205,6 +205,18 @@ TEST(ConfigCheck, OptimizerTyposGetSuggestions) {
   EXPECT_EQ(c.exit_code(), 2);
 }
 
+TEST(ConfigCheck, BadOptimizerExampleNamesEachValueToChange) {
+  const ConfigCheck c = check_train_config_file(example("bad-optimizer.yaml"));
+  ASSERT_TRUE(c.parsed) << c.render();
+  ASSERT_EQ(names(c), (std::vector<std::string>{"WARMUP_FRACTION_MISMATCH", "OPTIMIZER_LR_MISMATCH", "BETA_OUT_OF_RANGE"}))
+      << c.render();
+  EXPECT_EQ(c.findings[0].diagnostic.loc.line, 20);
+  EXPECT_EQ(c.findings[1].diagnostic.loc.line, 25);
+  EXPECT_EQ(c.findings[2].diagnostic.loc.line, 27);
+  EXPECT_EQ(c.findings[2].diagnostic.loc.column, 10);
+  EXPECT_EQ(c.exit_code(), 1);
+}
+
 TEST(ConfigCheck, WarmupFractionSetsOrMustMatchWarmupSteps) {
   // max_steps 3000: a fraction of 0.1 is ceil(300) = 300 warmup steps.
   ConfigCheck c = check_train_config(config("  warmup_steps: 300\n", "  warmup_fraction: 0.1\n"), "t.yaml");
