@@ -64,6 +64,10 @@ struct RungResult {
   std::int64_t shrink_trials = 0;
   std::string coverage;      ///< L4: what was enumerated, of what
   std::string worst;         ///< L4: the worst input and its metric
+  /// The kernel's place in the ladder plan (selected contract x applicable
+  /// impl, in load and registry order) before any --shard split; kc merge
+  /// orders by it. -1 in records that predate it.
+  std::int64_t plan_index = -1;
 };
 
 /// The ladder of one kernel (contract x impl).
@@ -90,6 +94,11 @@ struct LadderRequest {
 
 struct LadderResult {
   std::vector<KernelLadder> kernels;
+  /// The ladder plan's fingerprint: the options that decide the rungs, the
+  /// contracts' content hashes and the planned kernels (contract x impl).
+  /// Shards of one plan share it; kc merge refuses any other.
+  std::string fingerprint;
+  std::size_t planned = 0;  ///< kernels of the whole plan, all shards together
   std::vector<lang::Diagnostic> diagnostics;
   /// 0 every run rung passed (or was not applicable), 1 a rung failed, 2 contract error.
   int exit_code() const;
@@ -153,6 +162,30 @@ struct StatusReport {
 /// Reads and verifies <dir>/ladder.jsonl. A broken chain is an error.
 Result<StatusReport> read_status(const std::string& dir);
 std::string render_status(const StatusReport& report);
+
+/// A ladder plan record: written to the evidence before a run's rungs, so a
+/// shard's evidence says which plan and shard its rungs belong to.
+std::string plan_json(const LadderResult& result, const LadderRequest& request, std::size_t assigned);
+
+/// --shard-balance for ladder: the seconds of each kernel's latest climb in
+/// DIR/ladder.jsonl, "contract|impl" -> seconds.
+Result<std::map<std::string, double>> read_durations(const std::string& dir);
+
+/// Whether DIR holds ladder evidence and no run record (a `kc ladder --out DIR`).
+bool is_ladder_dir(const std::string& dir);
+
+/// kc merge over the run directories of one ladder plan's shards: verifies each
+/// shard's chain, refuses another plan, names missing shards, keeps the later of a
+/// retried shard, and writes OUT/ladder.jsonl, a new chain: the plan record,
+/// then every shard's rungs in plan order. OUT/ladder.jsonl must not exist.
+struct LadderMerge {
+  std::size_t shards = 0;
+  std::size_t kernels = 0;
+  std::size_t records = 0;  ///< rung records written
+  std::string fingerprint;
+  std::vector<std::string> notes;  ///< retried shards, left out
+};
+Result<LadderMerge> merge_evidence(const std::vector<std::string>& dirs, const std::string& out_dir);
 
 /// Level reached from rungs: the highest L with rungs L1..L passed; a rung
 /// marked not applicable at L4 stops the climb at L3.

@@ -9,7 +9,11 @@
 #include <sstream>
 
 #include "engine/plan.h"
+#include "engine/resume.h"
+#include "kc/shard.h"
+#include "ladder/evidence.h"
 #include "kc/report.h"
+#include "report/common.h"
 #include "report/json_writer.h"
 
 namespace kc::ladder {
@@ -84,6 +88,31 @@ int LadderResult::exit_code() const {
   return 0;
 }
 
+namespace {
+/// One kernel of the ladder plan: a selected contract x an applicable impl.
+struct PlannedKernel {
+  std::size_t contract;  ///< index into the loaded contracts
+  const Impl* impl;
+  const BackendInfo* info;
+};
+
+std::string ladder_fingerprint(const LadderRequest& request, const engine::LoadedContracts& loaded,
+                               const std::vector<PlannedKernel>& plan) {
+  std::vector<std::pair<std::string, std::string>> contracts;
+  for (const auto& c : loaded.contracts) contracts.emplace_back(c.id, c.content_hash());
+  std::ostringstream text;
+  text << "kc-ladder-plan/1\n" << engine::plan_fingerprint(request.check, contracts) << "\n"
+       << "level=" << static_cast<int>(request.up_to) << "\nproperty_inputs=" << request.property_inputs
+       << "\nmax_extent=" << request.max_extent << "\nshrink_budget=" << request.shrink_budget
+       << "\nexhaustive_fp32=" << request.exhaustive_fp32 << "\nexhaustive_fraction=" << request.exhaustive_fraction
+       << "\n";
+  // The kernels too: unlike a check, ladder shards must select the same impls.
+  for (const auto& k : plan)
+    text << "kernel " << loaded.contracts[k.contract].id << " " << k.impl->declaration().name << "\n";
+  return report::sha256_hex(text.str());
+}
+}  // namespace
+
 LadderResult run_ladder(const LadderRequest& request, BackendRegistry& registry) {
   LadderResult result;
   engine::LoadedContracts loaded = engine::load_contracts(request.check.paths);
@@ -96,6 +125,9 @@ LadderResult run_ladder(const LadderRequest& request, BackendRegistry& registry)
   LadderRequest with_references = request;
   if (!with_references.check.reference_impls)
     with_references.check.reference_impls = engine::available_impls(registry);
+
+  // The plan: every selected contract x applicable impl, in load and registry order.
+  std::vector<PlannedKernel> plan;
   for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
     const Contract& contract = loaded.contracts[ci];
     if (!selected(request.check.contracts, contract.id) || !contract.executable()) continue;
@@ -109,29 +141,61 @@ LadderResult run_ladder(const LadderRequest& request, BackendRegistry& registry)
         if (b.name == d.backend) info = &b;
       if (!info || !info->available) continue;
       std::string why;
-      if (auto plan = engine::make_plan(contract, d, request.check, &why); !plan.ok() || !why.empty()) continue;
+      if (auto p = engine::make_plan(contract, d, request.check, &why); !p.ok() || !why.empty()) continue;
       // stack, version and flag preconditions: against what the impl records.
       if (auto unmet = engine::unmet_precondition(contract, d, *info); !unmet.ok() || !unmet->empty()) continue;
-      KernelLadder k{contract.id, d.name, d.backend, d.op, {}, Level::kNone};
-      std::map<int, Outcome> outcomes;
-      for (int l = 1; l <= static_cast<int>(request.up_to); ++l) {
-        RungResult r = rungs[l - 1](contract, loaded.files[ci], *impl, *info, with_references);
-        outcomes[l] = r.outcome;
-        if (!request.evidence_path.empty()) {
-          if (Status s = append_evidence(request.evidence_path, r); !s.ok()) {
-            lang::Diagnostic diag;
-            diag.loc.file = request.evidence_path;
-            diag.message = "cannot record evidence: " + s.message();
-            result.diagnostics.push_back(diag);
-          }
-        }
-        // Every rung runs (a failed L2 still gets its L3 counterexample); a
-        // level is reached only over passed ones below it (level_reached).
-        k.rungs.push_back(std::move(r));
-      }
-      k.reached = level_reached(outcomes);
-      result.kernels.push_back(std::move(k));
+      plan.push_back({ci, impl.get(), info});
     }
+  }
+  result.planned = plan.size();
+  result.fingerprint = ladder_fingerprint(request, loaded, plan);
+
+  // --shard I/N: the kernels kc::shard::assign gives this shard.
+  std::vector<int> shard_of(plan.size(), 0);
+  if (request.check.shard) {
+    std::vector<double> durations(plan.size(), -1);
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      const auto it = request.check.shard_durations.find(loaded.contracts[plan[i].contract].id + "|" +
+                                                         plan[i].impl->declaration().name);
+      if (it != request.check.shard_durations.end()) durations[i] = it->second;
+    }
+    shard_of = shard::assign(durations, request.check.shard->count);
+  }
+  const int mine = request.check.shard ? request.check.shard->index : 0;
+  const auto assigned =
+      static_cast<std::size_t>(std::count(shard_of.begin(), shard_of.end(), mine));
+
+  auto record = [&](const std::string& body) {
+    if (request.evidence_path.empty()) return;
+    auto w = report::TraceWriter::open(request.evidence_path);
+    const Status s = w.ok() ? w->append_body(body) : w.status();
+    if (!s.ok()) {
+      lang::Diagnostic diag;
+      diag.loc.file = request.evidence_path;
+      diag.message = "cannot record evidence: " + s.message();
+      result.diagnostics.push_back(diag);
+    }
+  };
+  record(plan_json(result, request, assigned));
+
+  for (std::size_t pi = 0; pi < plan.size(); ++pi) {
+    if (shard_of[pi] != mine) continue;
+    const Contract& contract = loaded.contracts[plan[pi].contract];
+    const Impl& impl = *plan[pi].impl;
+    const Declaration& d = impl.declaration();
+    KernelLadder k{contract.id, d.name, d.backend, d.op, {}, Level::kNone};
+    std::map<int, Outcome> outcomes;
+    for (int l = 1; l <= static_cast<int>(request.up_to); ++l) {
+      RungResult r = rungs[l - 1](contract, loaded.files[plan[pi].contract], impl, *plan[pi].info, with_references);
+      r.plan_index = static_cast<std::int64_t>(pi);
+      outcomes[l] = r.outcome;
+      record(rung_json(r));
+      // Every rung runs (a failed L2 still gets its L3 counterexample); a
+      // level is reached only over passed ones below it (level_reached).
+      k.rungs.push_back(std::move(r));
+    }
+    k.reached = level_reached(outcomes);
+    result.kernels.push_back(std::move(k));
   }
   return result;
 }
@@ -220,6 +284,7 @@ std::string rung_json(const RungResult& r) {
       .field("time", r.time)
       .field("seconds", r.seconds)
       .field("summary", r.summary);
+  if (r.plan_index >= 0) w.field("plan_index", r.plan_index);
   w.key("cases").begin_array();
   for (const auto& c : r.cases) w.value(c);
   w.end_array();
@@ -235,6 +300,20 @@ std::string rung_json(const RungResult& r) {
     w.field("shrink_trials", r.shrink_trials);
   }
   w.end_object();
+  return w.take();
+}
+
+std::string plan_json(const LadderResult& result, const LadderRequest& request, std::size_t assigned) {
+  report::JsonWriter w;
+  w.begin_object()
+      .field("record", "ladder_plan")
+      .field("fingerprint", result.fingerprint)
+      .field("planned", static_cast<std::int64_t>(result.planned))
+      .field("assigned", static_cast<std::int64_t>(assigned))
+      .field("shard", request.check.shard ? request.check.shard->text() : std::string())
+      .field("shard_source", request.check.shard ? request.check.shard->source : std::string())
+      .field("time", report::utc_timestamp())
+      .end_object();
   return w.take();
 }
 
@@ -262,6 +341,33 @@ Counterexample read_cx(const YAML::Node& n) {
 }
 }  // namespace
 
+RungResult rung_from_node(const YAML::Node& n) {
+  RungResult r;
+  r.contract = n["contract"].as<std::string>("");
+  r.contract_hash = n["contract_hash"].as<std::string>("");
+  r.impl = n["impl"].as<std::string>("");
+  r.backend = n["backend"].as<std::string>("");
+  r.op = n["op"].as<std::string>("");
+  r.level = static_cast<Level>(std::clamp(n["level"].as<int>(0), 0, 4));
+  const std::string oc = n["outcome"].as<std::string>("");
+  for (const auto& e : kOutcomes)
+    if (oc == e.name) r.outcome = e.outcome;
+  r.runs = n["runs"].as<std::int64_t>(0);
+  r.failed = n["failed"].as<std::int64_t>(0);
+  r.seed = n["seed"].as<std::uint64_t>(0);
+  r.time = n["time"].as<std::string>("");
+  r.seconds = n["seconds"].as<double>(0);
+  r.summary = n["summary"].as<std::string>("");
+  for (const auto& c : n["cases"]) r.cases.push_back(c.as<std::string>());
+  r.coverage = n["coverage"].as<std::string>("");
+  r.worst = n["worst"].as<std::string>("");
+  if (n["counterexample"]) r.found = read_cx(n["counterexample"]);
+  if (n["shrunk"]) r.shrunk = read_cx(n["shrunk"]);
+  r.shrink_trials = n["shrink_trials"].as<std::int64_t>(0);
+  r.plan_index = n["plan_index"].as<std::int64_t>(-1);
+  return r;
+}
+
 Result<StatusReport> read_status(const std::string& dir) {
   StatusReport rep;
   rep.path = evidence_file(dir);
@@ -280,28 +386,7 @@ Result<StatusReport> read_status(const std::string& dir) {
     }
     try {
       if (n["record"].as<std::string>("") != "ladder") continue;  // other trace records may share the file
-      RungResult r;
-      r.contract = n["contract"].as<std::string>("");
-      r.contract_hash = n["contract_hash"].as<std::string>("");
-      r.impl = n["impl"].as<std::string>("");
-      r.backend = n["backend"].as<std::string>("");
-      r.op = n["op"].as<std::string>("");
-      r.level = static_cast<Level>(std::clamp(n["level"].as<int>(0), 0, 4));
-      const std::string oc = n["outcome"].as<std::string>("");
-      for (const auto& e : kOutcomes)
-        if (oc == e.name) r.outcome = e.outcome;
-      r.runs = n["runs"].as<std::int64_t>(0);
-      r.failed = n["failed"].as<std::int64_t>(0);
-      r.seed = n["seed"].as<std::uint64_t>(0);
-      r.time = n["time"].as<std::string>("");
-      r.seconds = n["seconds"].as<double>(0);
-      r.summary = n["summary"].as<std::string>("");
-      for (const auto& c : n["cases"]) r.cases.push_back(c.as<std::string>());
-      r.coverage = n["coverage"].as<std::string>("");
-      r.worst = n["worst"].as<std::string>("");
-      if (n["counterexample"]) r.found = read_cx(n["counterexample"]);
-      if (n["shrunk"]) r.shrunk = read_cx(n["shrunk"]);
-      r.shrink_trials = n["shrink_trials"].as<std::int64_t>(0);
+      RungResult r = rung_from_node(n);
       const auto key = std::make_pair(r.contract, r.impl);
       auto it = index.find(key);
       if (it == index.end()) {

@@ -18,6 +18,7 @@
 #include "engine/plan.h"
 #include "kc/ladder.h"
 #include "ladder/domain.h"
+#include "report/common.h"
 #include "report/json_writer.h"
 
 namespace kc::ladder {
@@ -32,15 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::string g(double v) { return report::format_double(v); }
@@ -54,7 +46,7 @@ RungResult start_rung(const Contract& c, const Impl& impl, Level level, std::uin
   r.op = impl.declaration().op;
   r.level = level;
   r.seed = seed;
-  r.time = utc_now();
+  r.time = report::utc_timestamp();
   return r;
 }
 

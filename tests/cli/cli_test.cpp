@@ -390,7 +390,7 @@ TEST(CliLadder, LadderRecordsEvidenceThatStatusPrints) {
   EXPECT_NE(r.out.find("KC-UNARY-01 x ref.relu (relu): reached L2 falsification"), std::string::npos) << r.out;
   r = kc("status --dir " + dir);
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("2 records, chain intact"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 records, chain intact"), std::string::npos) << r.out;  // the plan record and two rungs
   std::regex row("KC-UNARY-01\\s+ref\\.relu\\s+L2\\s");
   EXPECT_TRUE(std::regex_search(r.out, row)) << r.out;
   EXPECT_NE(r.out.find("L2 passed"), std::string::npos) << r.out;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -262,3 +263,68 @@ TEST_F(ShardCli, ASlurmJobArrayOfShardsMergesIntoTheUnshardedRun) {
 }
 
 }  // namespace
+
+namespace {
+
+/// `kc status` of a ladder directory without what is per run: the path line,
+/// and each rung's time and seconds.
+std::string status_lines(const fs::path& dir) {
+  const auto r = run_kc("status --dir " + dir.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::string out;
+  std::istringstream in(r.out);
+  const std::regex when(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\d+\.\d\d s)");
+  for (std::string line; std::getline(in, line);)
+    if (line.find("chain intact") == std::string::npos) out += std::regex_replace(line, when, "-") + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_F(ShardCli, LadderShardsMergeIntoTheUnshardedClimb) {
+  const std::string contracts = std::string(KC_SOURCE_DIR) + "/contracts/elementwise/KC-UNARY-01.kc " +
+                                KC_SOURCE_DIR + "/contracts/elementwise/KC-EXP-01.kc";
+  auto ladder = [&](const std::string& env, const std::string& extra, const std::string& out) {
+    return run_command(env + " " + KC_BIN + " ladder --impl ref.exp --impl ref.relu --impl ref.tanh --level 2 " + extra + " --out " +
+                       (dir_ / out).string() + " " + contracts);
+  };
+  ASSERT_EQ(ladder("", "", "whole").code, 0);
+  // Three shards, their numbers from --shard, Slurm's and GoogleTest's variables.
+  ASSERT_EQ(ladder("", "--shard 0/3", "s0").code, 0);
+  const auto s1 = ladder("SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=3", "--shard auto", "s1");
+  ASSERT_EQ(s1.code, 0) << s1.out;
+  EXPECT_NE(s1.out.find("shard 1/3 (SLURM_ARRAY_TASK_ID"), std::string::npos) << s1.out;
+  ASSERT_EQ(ladder("GTEST_SHARD_INDEX=2 GTEST_TOTAL_SHARDS=3", "--shard auto", "s2").code, 0);
+  const std::string s0 = (dir_ / "s0").string(), s1d = (dir_ / "s1").string(), s2 = (dir_ / "s2").string();
+
+  // A missing shard is named; the three merge into the unsharded climb.
+  auto r = run_kc("merge " + s0 + " " + s2 + " --out " + (dir_ / "part").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("missing shard 1/3"), std::string::npos) << r.out;
+  r = run_kc("merge " + s2 + " " + s0 + " " + s1d + " --out " + (dir_ / "merged").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("merged 3 ladder shards: 8 rung records of 4 kernels"), std::string::npos) << r.out;
+  const std::string whole = status_lines(dir_ / "whole");
+  EXPECT_NE(whole.find("KC-UNARY-01"), std::string::npos) << whole;
+  EXPECT_EQ(status_lines(dir_ / "merged"), whole);
+
+  // Another plan (another level) is refused; a retried shard: the later run is kept.
+  ASSERT_EQ(ladder("", "--shard 1/3 --level 1", "other").code, 0);
+  r = run_kc("merge " + s0 + " " + (dir_ / "other").string() + " " + s2 + " --out " + (dir_ / "m2").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("another ladder plan"), std::string::npos) << r.out;
+  ASSERT_EQ(ladder("", "--shard 1/3", "s1-retry").code, 0);
+  r = run_kc("merge " + s0 + " " + s1d + " " + (dir_ / "s1-retry").string() + " " + s2 + " --out " +
+             (dir_ / "m3").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("given twice"), std::string::npos) << r.out;
+
+  // An edited shard (its chain no longer holds) is refused.
+  std::string t = slurp(dir_ / "s0" / "ladder.jsonl");
+  const std::size_t at = t.find("\"passed\"");
+  ASSERT_NE(at, std::string::npos);
+  t.replace(at, 8, "\"failed\"");
+  std::ofstream(dir_ / "s0" / "ladder.jsonl") << t;
+  r = run_kc("merge " + s0 + " " + s1d + " " + s2 + " --out " + (dir_ / "m4").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+}

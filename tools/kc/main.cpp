@@ -110,7 +110,8 @@ commands:
                        put the run directories of one plan's shards (--shard) back together:
                        one matrix, grade, report set, record and trace, in the unsharded run's
                        order; refuses other plans, names missing shards, keeps the later of a
-                       retried one (docs/scale-out.md)
+                       retried one; of `kc ladder --shard` directories: one evidence chain
+                       in plan order, for kc status (docs/scale-out.md)
   retest-plan --from OLD --to NEW [--notes FILE] [PATHS...]
                        which contracts an update of a library from OLD to NEW must run again,
                        from each contract's `retest` line (always | release_notes {...} |
@@ -172,8 +173,9 @@ options (check, grade, calibrate):
                        one row escapes K probes with probability <= 2^-K)
   --fast-samples S     with --fast: sampled elements (matmul) or query rows (attention),
                        default 64
-  --shard I/N          (check, grade, calibrate) run only shard I (from 0) of N of the plan
-                       (calibrate: of the contracts, each with its trio); every shard
+  --shard I/N          (check, grade, calibrate, ladder) run only shard I (from 0) of N of the
+                       plan (calibrate: of the contracts, each with its trio; ladder: of the
+                       contract x impl kernels, each with all its rungs); every shard
                        of one plan splits it the same way, so N machines run each case once;
                        `kc merge` joins their --out directories. auto: I and N from Slurm
                        (SLURM_ARRAY_TASK_ID/COUNT), Kubernetes (JOB_COMPLETION_INDEX and
@@ -183,7 +185,8 @@ options (check, grade, calibrate):
   --sign-key FILE      (check, grade, merge) sign the trace and the run record with this secret
                        key (kc keygen): FILE.sig beside each; `kc verify-trace --key` checks it
   --shard-balance RUN  with --shard: split by the case durations of an earlier run (its
-                       directory or record.json) instead of round robin
+                       directory or record.json; ladder: its --out directory's evidence)
+                       instead of round robin
   --allow-empty        exit 0 when no case was judged (every case not_applicable,
                        under_specified or skipped); by default such a run exits 4
 
@@ -653,7 +656,8 @@ int resolve_shard(Args& a) {
       return kExitInternal;
     }
   if (!a.request.shard_balance.empty()) {
-    auto d = kc::shard::read_durations(a.request.shard_balance);
+    auto d = a.command == "ladder" ? kc::ladder::read_durations(a.request.shard_balance)
+                                   : kc::shard::read_durations(a.request.shard_balance);
     if (!d.ok()) return usage_error("--shard-balance " + d.status().message());
     a.request.shard_durations = std::move(*d);
   }
@@ -1174,6 +1178,8 @@ int cmd_explain(const Args& a) {
 }
 
 int cmd_ladder(Args& a) {
+  if (!a.shard.empty())
+    if (int rc = resolve_shard(a); rc >= 0) return rc;
   a.ladder.check = a.request;
   a.ladder.check.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
   a.ladder.evidence_path = kc::ladder::evidence_file(a.out);
@@ -1324,6 +1330,18 @@ int cmd_certify(const Args& a) {
 int cmd_merge(Args& a) {
   if (a.positional.size() < 1) return usage_error("merge needs the run directories of the shards");
   if (!a.out_given) return usage_error("merge needs --out DIR for the merged run");
+  if (std::any_of(a.positional.begin(), a.positional.end(), kc::ladder::is_ladder_dir)) {
+    auto m = kc::ladder::merge_evidence(a.positional, a.out);
+    if (!m.ok()) {
+      std::cerr << "kc: merge: " << m.status().message() << "\n";
+      return kExitUsage;
+    }
+    for (const auto& n : m->notes) std::cerr << "kc: merge: " << n << "\n";
+    std::cout << "merged " << m->shards << " ladder shards: " << m->records << " rung records of " << m->kernels
+              << " kernels of plan " << m->fingerprint.substr(0, 12) << "...\nevidence: "
+              << kc::ladder::evidence_file(a.out) << " (kc status --dir " << a.out << ")\n";
+    return 0;
+  }
   auto m = kc::report::merge_runs(a.positional);
   if (!m.ok()) {
     std::cerr << "kc: merge: " << m.status().message() << "\n";
@@ -1507,10 +1525,10 @@ int main(int argc, char** argv) {
       {"--pin", !a.pin.empty(), {"ladder"}},
       {"--from", !a.from.empty(), {"retest-plan"}},
       {"--notes", !a.notes.empty(), {"retest-plan"}},
-      {"--shard", !a.shard.empty(), {"check", "grade", "calibrate"}},
+      {"--shard", !a.shard.empty(), {"check", "grade", "calibrate", "ladder"}},
       {"--sign-key", !a.sign_key.empty(), {"check", "grade", "merge", "certify"}},
       {"--key", !a.key.empty(), {"verify-trace", "certify"}},
-      {"--shard-balance", !a.request.shard_balance.empty(), {"check", "grade"}},
+      {"--shard-balance", !a.request.shard_balance.empty(), {"check", "grade", "ladder"}},
   };
   for (const auto& f : scoped) {
     if (!f.given || std::find(f.commands.begin(), f.commands.end(), a.command) != f.commands.end()) continue;
