@@ -101,8 +101,9 @@ Result<Outcome> every_parameter_gets_gradient(const Context& ctx) {
 }
 
 // train_loop.zero_initial_state: the impl runs one step with its state
-// buffers m and v pre-filled by kc (the engine's poison, a NaN), as reused
-// memory holds whatever it held. From zero state, m' = (1 - b1) g and
+// buffers m and v pre-filled, as reused memory holds whatever it held: with
+// the engine's poison (a NaN) where the engine runs the impl, else with
+// m = 0.5, v = 0.25 (set here first). From zero state, m' = (1 - b1) g and
 // v' = (1 - b2) g² for the gradient g the impl computed, whatever it is, so
 //   R = (1 - b1)² v' - (1 - b2) m'² = 0,
 // and a state that started anywhere else leaves R away from 0 (NaN from the
@@ -115,7 +116,11 @@ Result<Outcome> every_parameter_gets_gradient(const Context& ctx) {
 // R moves by (1 - b1)² 2 lambda + (1 - b2)(2 |m'| lambda + lambda²) at most.
 Result<Outcome> zero_initial_state(const Context& ctx) {
   KC_ASSIGN_OR_RETURN(Call c, one_step(ctx));
-  KC_RETURN_IF_ERROR(detail::rerun(ctx, c, "train_loop for one step, state buffers pre-filled with kc's poison"));
+  for (std::int64_t i = 0; i < c.t("m").numel(); ++i) {
+    c.t("m").set(i, 0.5);
+    c.t("v").set(i, 0.25);
+  }
+  KC_RETURN_IF_ERROR(detail::rerun(ctx, c, "train_loop for one step, state buffers pre-filled"));
   const ops::TrainLoopHyper h = ops::train_loop_hyper(c);
   const LD a = 1 - static_cast<LD>(h.beta1), b = 1 - static_cast<LD>(h.beta2);
   const LD lambda = underflow_unit(c.config.dtype);
