@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kc/engine.h"
@@ -55,7 +56,22 @@ Result<std::size_t> verify_trace(const std::string& path);
 /// Report renderers.
 std::string render_table(const engine::CheckResult& result, bool color);
 std::string render_json(const engine::CheckResult& result);
-std::string render_junit(const engine::CheckResult& result);
+/// What a JUnit report holds beyond the verdicts.
+struct JunitOptions {
+  /// not_applicable pairs (an impl that does not implement the contract's op,
+  /// precision or shape class) as skipped testcases. Off by default: a CI
+  /// dashboard then lists only the pairs that were meant to run, and each
+  /// suite's `kc.not_applicable` property says how many were left out.
+  bool include_not_applicable = false;
+};
+/// JUnit XML: one <testsuite> per contract, one <testcase> per impl; each
+/// suite's <properties> carry junit_properties(result) (seed, kc version and
+/// commit, library versions).
+std::string render_junit(const engine::CheckResult& result, const JunitOptions& options = {});
+/// The run's provenance as name, value pairs, in this order: kc.seed (the
+/// cases' base seed(s)), kc.version, kc.commit, then kc.library.<backend>
+/// (its version) for each backend the run loaded.
+std::vector<std::pair<std::string, std::string>> junit_properties(const engine::CheckResult& result);
 std::string render_markdown(const engine::CheckResult& result);
 /// One self-contained HTML file (inline CSS, no scripts or external assets):
 /// summary, matrix, grades, backends, and each violation's evidence and repro.

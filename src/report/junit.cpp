@@ -1,8 +1,10 @@
 // JUnit XML: one <testsuite> per contract, one <testcase> per impl.
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "kc/report.h"
+#include "kc_commit.h"
 #include "report/common.h"
 
 namespace kc::report {
@@ -80,13 +82,36 @@ std::string body_text(const CaseResult& c) {
 
 }  // namespace
 
-std::string render_junit(const engine::CheckResult& result) {
+std::vector<std::pair<std::string, std::string>> junit_properties(const engine::CheckResult& result) {
+  std::vector<std::pair<std::string, std::string>> props;
+  // The base seed each case ran with: one for a plain run; a merge of runs
+  // made with different seeds lists each.
+  std::set<std::uint64_t> seeds;
+  for (const auto& c : result.cases)
+    if (c.verdict == Verdict::kConforming || c.verdict == Verdict::kViolation || c.verdict == Verdict::kError)
+      seeds.insert(c.seed);
+  std::string seed_text;
+  for (std::uint64_t s : seeds) seed_text += (seed_text.empty() ? "" : ",") + seed_hex(s);
+  if (!seed_text.empty()) props.emplace_back("kc.seed", seed_text);
+  props.emplace_back("kc.version", std::string(kKcVersion));
+  props.emplace_back("kc.commit", KC_GIT_COMMIT);
+  for (const auto& b : result.backends)
+    props.emplace_back("kc.library." + b.name, b.available ? b.version : "unavailable: " + b.reason);
+  return props;
+}
+
+std::string render_junit(const engine::CheckResult& result, const JunitOptions& options) {
+  const auto listed = [&](const CaseResult& c) {
+    return options.include_not_applicable || c.verdict != Verdict::kNotApplicable;
+  };
   std::vector<std::string> order;
   std::map<std::string, std::vector<const CaseResult*>> by_contract;
+  std::map<std::string, int> left_out;  // not_applicable pairs not listed, per contract
   for (const auto& c : result.cases) {
-    auto& list = by_contract[c.contract_id];
-    if (list.empty()) order.push_back(c.contract_id);
-    list.push_back(&c);
+    if (by_contract.count(c.contract_id) == 0) order.push_back(c.contract_id);
+    auto& list = by_contract[c.contract_id];  // a suite even when all its pairs are left out
+    if (listed(c)) list.push_back(&c);
+    else ++left_out[c.contract_id];
   }
   const auto count = [](const std::vector<const CaseResult*>& cs, auto pred) {
     int n = 0;
@@ -102,9 +127,13 @@ std::string render_junit(const engine::CheckResult& result) {
   std::vector<const CaseResult*> all;
   double total_seconds = 0;
   for (const auto& c : result.cases) {
+    if (!listed(c)) continue;
     all.push_back(&c);
     if (std::isfinite(c.seconds)) total_seconds += c.seconds;
   }
+  std::string properties = "    <properties>\n";
+  for (const auto& [name, value] : junit_properties(result))
+    properties += "      <property name=\"" + xml_escape(name) + "\" value=\"" + xml_escape(value) + "\"/>\n";
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"kc\" tests=\"" + std::to_string(all.size()) + "\" failures=\"" +
          std::to_string(count(all, is_failure)) + "\" errors=\"" + std::to_string(count(all, is_error)) +
@@ -130,6 +159,11 @@ std::string render_junit(const engine::CheckResult& result) {
     out += "  <testsuite name=\"" + xml_escape(id) + "\" tests=\"" + std::to_string(cs.size()) + "\" failures=\"" +
            std::to_string(count(cs, is_failure)) + "\" errors=\"" + std::to_string(count(cs, is_error)) +
            "\" skipped=\"" + std::to_string(count(cs, is_skipped)) + "\" time=\"" + seconds_text(secs) + "\">\n";
+    out += properties;
+    if (const auto n = left_out.find(id); n != left_out.end())
+      out += "      <property name=\"kc.not_applicable\" value=\"" + std::to_string(n->second) +
+             "\"/>\n";  // pairs left out (JunitOptions::include_not_applicable lists them)
+    out += "    </properties>\n";
     for (const CaseResult* c : cs) {
       out += "    <testcase classname=\"" + xml_escape(id) + "\" name=\"" + xml_escape(c->impl) + "\" time=\"" +
              seconds_text(c->seconds) + "\"";

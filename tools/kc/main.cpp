@@ -189,6 +189,10 @@ options (check, grade, calibrate):
                        instead of round robin
   --allow-empty        exit 0 when no case was judged (every case not_applicable,
                        under_specified or skipped); by default such a run exits 4
+  --junit-not-applicable
+                       (check --format junit, grade, merge) list not_applicable pairs as
+                       skipped testcases; by default they are left out and each suite's
+                       kc.not_applicable property counts them
 
 options (lint):
   --strict             exit 1 when any clause is descriptive (prose kc cannot enforce) or a
@@ -237,6 +241,7 @@ struct Args {
   /// Colour on a terminal unless NO_COLOR is set (https://no-color.org); --color / --no-color decide.
   bool color = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
   bool format_given = false;
+  kc::report::JunitOptions junit_options;  ///< --junit-not-applicable
   bool strict = false;  ///< lint --strict
   double progress_every = 30;  ///< --progress-every: seconds between progress lines off a terminal (0: none)
   bool fast_tuned = false;  ///< --fast-probes or --fast-samples given
@@ -457,6 +462,8 @@ int parse_args(int argc, char** argv, Args* a) {
       a->strict = true;
     } else if (s == "--allow-empty") {
       a->request.allow_empty = true;
+    } else if (s == "--junit-not-applicable") {
+      a->junit_options.include_not_applicable = true;
     } else if (s == "--no-color") {
       a->color = false;
     } else if (s == "--color") {
@@ -473,9 +480,10 @@ int parse_args(int argc, char** argv, Args* a) {
   return -1;
 }
 
-std::string render(const CheckResult& r, const std::string& format, bool color) {
+std::string render(const CheckResult& r, const std::string& format, bool color,
+                   const kc::report::JunitOptions& junit = {}) {
   if (format == "json") return kc::report::render_json(r);
-  if (format == "junit") return kc::report::render_junit(r);
+  if (format == "junit") return kc::report::render_junit(r, junit);
   if (format == "md") return kc::report::render_markdown(r);
   if (format == "html") return kc::report::render_html(r);
   return kc::report::render_table(r, color);
@@ -666,11 +674,11 @@ int resolve_shard(Args& a) {
 }
 
 /// The matrix on stdout and the report set in DIR (kc grade, kc merge).
-void write_reports(CheckResult& r, const std::string& dir, bool color) {
+void write_reports(CheckResult& r, const std::string& dir, bool color, const kc::report::JunitOptions& junit) {
   std::cout << kc::report::render_matrix(r, color);
   const std::vector<std::pair<std::string, std::string>> files = {
       {dir + "/report.json", kc::report::render_json(r)},
-      {dir + "/report.junit.xml", kc::report::render_junit(r)},
+      {dir + "/report.junit.xml", kc::report::render_junit(r, junit)},
       {dir + "/report.md", kc::report::render_markdown(r)},
       {dir + "/report.html", kc::report::render_html(r)},
   };
@@ -791,7 +799,7 @@ int cmd_check(Args& a, bool grade) {
   if (r.exit_code() == kExitUsage) {
     // A selection that matches nothing or contracts with errors: nothing ran.
     for (const auto& d : r.diagnostics) std::cerr << d.render();
-    if (!grade && a.format != "table") std::cout << render(r, a.format, a.color);
+    if (!grade && a.format != "table") std::cout << render(r, a.format, a.color, a.junit_options);
     return kExitUsage;
   }
   if (r.interrupted) {
@@ -816,14 +824,14 @@ int cmd_check(Args& a, bool grade) {
   if (valgrind)
     if (int rc = run_under_valgrind(a, r); rc >= 0) return rc;
   if (grade) {
-    write_reports(r, a.out, a.color);
+    write_reports(r, a.out, a.color, a.junit_options);
     std::cout << "\nreports: " << a.out << "/report.{json,junit.xml,md,html}, trace: " << a.request.trace_path
               << ", run record: " << a.out << "/record.json\n";
     const kc::engine::SampleCacheStats& u = r.reuse;
     std::cout << "shared across impls: inputs generated " << u.inputs_generated << ", reused " << u.inputs_reused
               << "; oracle answers computed " << u.oracles_computed << ", reused " << u.oracles_reused << "\n";
   } else {
-    std::cout << render(r, a.format, a.color);
+    std::cout << render(r, a.format, a.color, a.junit_options);
   }
   // The run record `kc diff` and `kc baseline update` read (docs/diff.md).
   if (grade || a.out_given) {
@@ -1372,7 +1380,7 @@ int cmd_merge(Args& a) {
   }
   r.trace_path = trace_path;
   r.trace_last_hash = trace->last_hash();
-  write_reports(r, a.out, a.color);
+  write_reports(r, a.out, a.color, a.junit_options);
   if (kc::Status s = kc::report::write_file(a.out + "/record.json",
                                             kc::report::render_record(kc::report::merged_record(*m)));
       !s.ok())

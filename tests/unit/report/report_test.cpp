@@ -530,7 +530,7 @@ TEST(RenderJunit, WellFormedAndEscaped) {
   CheckResult r = sample_result();
   r.cases[0].reason = "a < b && c > \"d\" 'e'";
   r.cases[1].impl = "impl<&>\"";
-  const std::string x = report::render_junit(r);
+  const std::string x = report::render_junit(r, {.include_not_applicable = true});
   EXPECT_EQ(x.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0), 0u);
   EXPECT_NE(x.find("message=\"SATURATION(65504): a &lt; b &amp;&amp; c &gt; &quot;d&quot; &apos;e&apos;\""),
             std::string::npos)
@@ -560,6 +560,46 @@ TEST(RenderJunit, WellFormedAndEscaped) {
   EXPECT_EQ(count("<testsuites "), 1u);
   EXPECT_EQ(count("</testsuites>"), 1u);
   EXPECT_EQ(x.find('\x01'), std::string::npos);
+}
+
+TEST(RenderJunit, LeavesNotApplicableOutByDefaultAndSaysHowMany) {
+  const CheckResult r = sample_result();
+  const std::string x = report::render_junit(r);
+  EXPECT_EQ(x.find("<skipped message=\"not_applicable"), std::string::npos) << x;
+  // The skipped (not not_applicable) cuda case stays.
+  EXPECT_NE(x.find("<testsuites name=\"kc\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""),
+            std::string::npos)
+      << x;
+  EXPECT_NE(x.find("<testsuite name=\"C-EXC-01\" tests=\"0\""), std::string::npos) << x;
+  EXPECT_NE(x.find("<property name=\"kc.not_applicable\" value=\"3\"/>"), std::string::npos) << x;
+  const std::string all = report::render_junit(r, {.include_not_applicable = true});
+  EXPECT_NE(all.find("<testsuites name=\"kc\" tests=\"6\""), std::string::npos) << all;
+  EXPECT_EQ(all.find("kc.not_applicable"), std::string::npos) << all;
+}
+
+TEST(RenderJunit, PropertiesCarrySeedVersionCommitAndLibraries) {
+  CheckResult r = sample_result();
+  for (auto& c : r.cases) c.seed = 0x2a;
+  kc::BackendInfo calib, cuda;
+  calib.name = "calib";
+  calib.available = true;
+  calib.version = "1.2";
+  cuda.name = "cuda";
+  cuda.reason = "no device";
+  r.backends = {calib, cuda};
+  const auto props = report::junit_properties(r);
+  ASSERT_GE(props.size(), 5u);
+  EXPECT_EQ(props[0], (std::pair<std::string, std::string>{"kc.seed", "0x2a"}));
+  EXPECT_EQ(props[1].first, "kc.version");
+  EXPECT_EQ(props[2].first, "kc.commit");
+  EXPECT_FALSE(props[2].second.empty());
+  EXPECT_EQ(props[3], (std::pair<std::string, std::string>{"kc.library.calib", "1.2"}));
+  EXPECT_EQ(props[4], (std::pair<std::string, std::string>{"kc.library.cuda", "unavailable: no device"}));
+  const std::string x = report::render_junit(r);
+  // One <properties> block per suite, before its testcases.
+  const std::size_t suite = x.find("<testsuite name=\"C-PRC-01\"");
+  ASSERT_NE(suite, std::string::npos) << x;
+  EXPECT_LT(x.find("<property name=\"kc.seed\" value=\"0x2a\"/>", suite), x.find("<testcase ", suite)) << x;
 }
 
 TEST(RenderJunit, ControlCharactersCannotBreakTheDocument) {
