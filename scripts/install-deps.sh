@@ -24,6 +24,9 @@ packages=(
   slurmctld slurmd slurm-client munge       # the Slurm test: a one-machine cluster runs kc shards (docs/scale-out.md)
   python3-dev python3-pip python3-venv python3-wheel  # the kc Python package and libkc_python.so (docs/python.md)
   python3-numpy python3-pytest python3-torch  # its tests (~160 MB, ~20 s with libtorch already present)
+  python3-jsonschema python3-yaml             # tests/golden: reports, records, traces validated against schemas/
+  clang-format                              # scripts/check-format.sh (.clang-format)
+  pkg-config                                # the install test reads kc.pc
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine and runs every kc test:
 #   1. dependencies (Debian packages) — scripts/install-deps.sh
-#   2. the `ci` build (warnings as errors) and all tests (unit, CLI, conformance)
+#   2. the format check (scripts/check-format.sh), the `ci` build (warnings as errors) and
+#      all tests (unit, CLI, conformance, golden reports, the install test)
 #   3. the `asan` build (ASan + UBSan) and the unit tests under it
 #   4. bounded libFuzzer runs of the contract parser (.kc and YAML front ends)
 # Usage: scripts/test.sh [--quick]   (--quick skips 3 and 4)
@@ -23,6 +24,9 @@ step() { printf '\n=== %s ===\n' "$*"; }
 
 step "dependencies"
 scripts/install-deps.sh
+
+step "format (scripts/check-format.sh: the files it lists, and lines changed since KC_FORMAT_BASE if set)"
+if [ -n "${KC_FORMAT_BASE:-}" ]; then scripts/check-format.sh --changed "$KC_FORMAT_BASE"; else scripts/check-format.sh; fi
 
 step "build (ci preset)"
 cmake --preset ci >/dev/null

@@ -110,8 +110,11 @@ std::string render_junit(const engine::CheckResult& result, const JunitOptions& 
   for (const auto& c : result.cases) {
     if (by_contract.count(c.contract_id) == 0) order.push_back(c.contract_id);
     auto& list = by_contract[c.contract_id];  // a suite even when all its pairs are left out
-    if (listed(c)) list.push_back(&c);
-    else ++left_out[c.contract_id];
+    if (listed(c)) {
+      list.push_back(&c);
+    } else {
+      ++left_out[c.contract_id];
+    }
   }
   const auto count = [](const std::vector<const CaseResult*>& cs, auto pred) {
     int n = 0;
