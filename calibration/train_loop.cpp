@@ -17,6 +17,9 @@
 //   calib.train_loop_default_weight_decay  weight_decay fixed at the default
 //                                      0.01: the configured value never
 //                                      reaches the optimizer
+//   calib.train_loop_fixed_beta2       beta2 fixed at torch's default 0.999
+//   calib.train_loop_no_warmup         the full lr from step 1: warmup_steps
+//                                      never reaches the schedule
 //   calib.train_loop_summed_loss       the trios' baseline: the loss reported
 //                                      as the batch sum, 8x the mean
 #include "backends/ref/train_kernels.h"
@@ -50,6 +53,20 @@ void add_train_loop_impls(ImplList& out) {
       [](Call& c) {
         Faults f;
         f.fixed_weight_decay = 0.01;
+        return backends::train_loop_fp32(c, f);
+      });
+  add(out, calib_decl("calib.train_loop_fixed_beta2", "train_loop",
+                      "train_loop whose optimizer keeps beta2 = 0.999 whatever the config says"),
+      [](Call& c) {
+        Faults f;
+        f.fixed_beta2 = 0.999;
+        return backends::train_loop_fp32(c, f);
+      });
+  add(out, calib_decl("calib.train_loop_no_warmup", "train_loop",
+                      "train_loop that applies the full lr from step 1, ignoring warmup_steps"),
+      [](Call& c) {
+        Faults f;
+        f.ignore_warmup = true;
         return backends::train_loop_fp32(c, f);
       });
   add(out, calib_decl("calib.train_loop_summed_loss", "train_loop",

@@ -45,6 +45,8 @@ struct TrainLoopFaults {
   bool naive_softmax = false;       ///< softmax and log-sum-exp without the max subtracted
   int frozen_segment = -1;          ///< this segment's gradient is never computed (stays 0)
   double fixed_weight_decay = -1;   ///< >= 0: used in place of the configured weight_decay
+  double fixed_beta2 = -1;          ///< >= 0: used in place of the configured beta2
+  bool ignore_warmup = false;       ///< the full lr from step 1, whatever warmup_steps says
   bool summed_loss = false;         ///< the reported loss is the batch sum, not the mean
 };
 
@@ -59,7 +61,8 @@ void train_loop_run(const TrainLoopShape& sh, const TrainLoopHyper& hy, const st
                     std::vector<T>* first_grad = nullptr) {
   const std::int64_t B = sh.batch, D = sh.dim, F = sh.ff, C = sh.classes;
   const T one = 1, zero = 0;
-  const T lr = static_cast<T>(hy.lr), b1 = static_cast<T>(hy.beta1), b2 = static_cast<T>(hy.beta2);
+  const T lr = static_cast<T>(hy.lr), b1 = static_cast<T>(hy.beta1);
+  const T b2 = static_cast<T>(faults.fixed_beta2 >= 0 ? faults.fixed_beta2 : hy.beta2);
   const T eps = static_cast<T>(hy.eps);
   const T wd = static_cast<T>(faults.fixed_weight_decay >= 0 ? faults.fixed_weight_decay : hy.weight_decay);
   const T norm_eps = static_cast<T>(1e-6);
@@ -158,7 +161,7 @@ void train_loop_run(const TrainLoopShape& sh, const TrainLoopHyper& hy, const st
     if (t == 1 && first_grad) *first_grad = grad;
     // AdamW step t
     T lr_t = lr;
-    if (hy.warmup_steps > 0 && t < hy.warmup_steps) lr_t = lr * (static_cast<T>(t) / static_cast<T>(hy.warmup_steps));
+    if (!faults.ignore_warmup && hy.warmup_steps > 0 && t < hy.warmup_steps) lr_t = lr * (static_cast<T>(t) / static_cast<T>(hy.warmup_steps));
     const T bc1 = one - std::pow(b1, static_cast<T>(t)), bc2 = one - std::pow(b2, static_cast<T>(t));
     for (std::int64_t i = 0; i < n; ++i) {
       const T g = grad[static_cast<std::size_t>(i)];

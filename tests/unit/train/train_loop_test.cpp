@@ -138,6 +138,12 @@ INSTANTIATE_TEST_SUITE_P(
         Caught{"KC-TRAIN-03", "calib.train_loop_state_from_buffers", "PROPERTY_VIOLATED(train_loop.zero_initial_state)"},
         Caught{"KC-TRAIN-04", "calib.train_loop_default_weight_decay",
                "PROPERTY_VIOLATED(train_loop.hyperparameters_reach_optimizer)"},
+        Caught{"KC-TRAIN-04", "calib.train_loop_fixed_beta2",
+               "PROPERTY_VIOLATED(train_loop.hyperparameters_reach_optimizer)"},
+        Caught{"KC-TRAIN-04", "calib.train_loop_no_warmup",
+               "PROPERTY_VIOLATED(train_loop.hyperparameters_reach_optimizer)"},
+        // A fixed beta2 also breaks the state identity (1 - b1)² v = (1 - b2) m².
+        Caught{"KC-TRAIN-03", "calib.train_loop_fixed_beta2", "PROPERTY_VIOLATED(train_loop.zero_initial_state)"},
         // A state read from the buffers also breaks the step's AdamW identity.
         Caught{"KC-TRAIN-04", "calib.train_loop_state_from_buffers",
                "PROPERTY_VIOLATED(train_loop.hyperparameters_reach_optimizer)"}),
@@ -162,6 +168,22 @@ TEST(TrainLoop, AFixedWeightDecayIsCaughtExactlyWhereTheConfigDiffers) {
   ASSERT_EQ(r.evidence.per_config.size(), 16u);
   for (const auto& ce : r.evidence.per_config)
     EXPECT_EQ(ce.failures == 0, ce.config.find("weight_decay=0.01") != std::string::npos) << ce.config;
+}
+
+TEST(TrainLoop, IgnoredWarmupIsCaughtExactlyWhereWarmupIsConfigured) {
+  const CaseResult r = check("KC-TRAIN-04", "calib.train_loop_no_warmup");
+  ASSERT_EQ(r.evidence.per_config.size(), 16u);
+  for (const auto& ce : r.evidence.per_config)
+    EXPECT_EQ(ce.failures == 0, ce.config.find("warmup_steps=0") != std::string::npos) << ce.config;
+}
+
+TEST(TrainLoop, FixedBeta2IsRightOnlyAtItsOwnValue) {
+  // KC-TRAIN-03 sweeps beta2 over {0.999, 0.95}: the loop that keeps 0.999
+  // conforms there and nowhere else.
+  const CaseResult r = check("KC-TRAIN-03", "calib.train_loop_fixed_beta2");
+  ASSERT_EQ(r.evidence.per_config.size(), 4u);
+  for (const auto& ce : r.evidence.per_config)
+    EXPECT_EQ(ce.failures == 0, ce.config.find("beta2=0.999") != std::string::npos) << ce.config;
 }
 
 class TrainLoopTrio : public ::testing::TestWithParam<const char*> {};
