@@ -6,6 +6,8 @@ plugin, which has one impl that lies about its accumulator, so the run holds
 conforming, violation and not_applicable pairs) is rendered in every report
 format, and each output is compared with its expected copy in
 tests/golden/expected/. `kc explain` and `kc lint` are compared the same way.
+A second run of one contract over every ref impl checks `kc check --format
+junit` with and without --junit-not-applicable, and --format json.
 
 What changes from run to run or machine to machine is masked before the
 comparison (mask_json, mask_text), never left out of the run:
@@ -152,7 +154,7 @@ class Schemas:
 
 # ---------------------------------------------------------------- checks
 
-def check_junit(text, what):
+def check_junit(text, what, not_applicable_listed=False):
     root = ET.fromstring(text)
     cases = list(root.iter("testcase"))
     counts = {"tests": len(cases),
@@ -169,10 +171,16 @@ def check_junit(text, what):
                 fail(f"{what}: suite {suite.get('name')} has no property {name}")
         if props.get("kc.seed") != "0x1":
             fail(f"{what}: suite {suite.get('name')}: kc.seed is {props.get('kc.seed')}, the run's seed is 0x1")
-    for c in cases:
-        s = c.find("skipped")
-        if s is not None and s.get("message", "").startswith("not_applicable"):
-            fail(f"{what}: lists a not_applicable pair ({c.get('classname')} x {c.get('name')}) by default")
+    listed = [c for c in cases
+              if c.find("skipped") is not None and c.find("skipped").get("message", "").startswith("not_applicable")]
+    if listed and not not_applicable_listed:
+        fail(f"{what}: lists a not_applicable pair ({listed[0].get('classname')} x {listed[0].get('name')}) by default")
+    if not listed and not_applicable_listed:
+        fail(f"{what}: --junit-not-applicable, but no not_applicable pair is listed")
+    left_out = sum(int(p.get("value")) for p in root.iter("property") if p.get("name") == "kc.not_applicable")
+    if not_applicable_listed and left_out:
+        fail(f"{what}: --junit-not-applicable, but a suite still counts {left_out} pairs as left out")
+    return len(cases), len(listed), left_out
 
 
 class Refs(html.parser.HTMLParser):
@@ -252,6 +260,22 @@ def main():
                 schemas.check(json.loads(line), "trace.schema.json", f"{os.path.basename(trace)}:{i}")
         v = run([kc, "verify-trace", tmp + "/check.trace.jsonl"], src, expect_rc=0)
         outputs["verify-trace.txt"] = m.text(v.stdout)
+        # JUnit and JSON straight from kc check: one contract over every ref impl,
+        # most of them not_applicable to it (only the reductions run).
+        one = [kc, "check", CONTRACTS[0], "--backend", "ref", "--impl", "ref.*", "--seed", "1"]
+        j = run(one + ["--format", "junit"], src, expect_rc=0)
+        tests, _, left_out = check_junit(j.stdout, "check --format junit")
+        # How many ref impls are not_applicable grows with every op added to ref:
+        # the count is checked against the listing above, not pinned here.
+        outputs["check.junit.xml"] = re.sub(r'(name="kc.not_applicable" value=)"\d+"', r'\1"<N>"', m.text(j.stdout))
+        ja = run(one + ["--format", "junit", "--junit-not-applicable"], src, expect_rc=0)
+        tests_all, listed, _ = check_junit(ja.stdout, "check --format junit --junit-not-applicable",
+                                           not_applicable_listed=True)
+        if left_out == 0 or (tests_all, listed) != (tests + left_out, left_out):
+            fail(f"check --format junit: {tests} testcases and {left_out} left out by default, but "
+                 f"{tests_all} testcases ({listed} not_applicable) with --junit-not-applicable")
+        js = run(one + ["--format", "json"], src, expect_rc=0)
+        schemas.check(json.loads(js.stdout), "report.schema.json", "check --format json")
         # kc baseline update from the grade's record.
         run([kc, "baseline", "update", "--out", tmp + "/baseline.json", gd], src, expect_rc=0)
         with open(tmp + "/baseline.json", encoding="utf-8") as fh:
