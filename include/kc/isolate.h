@@ -166,6 +166,7 @@ class Worker {
   std::string device_runtime_;  ///< extra[device_runtime] of a plugin that starts one ("cuda")
   int spawned_ = 0;
   std::unique_ptr<Child> child_;
+  std::unique_ptr<Child> retiring_;  ///< the previous layout's worker, exiting (prepare)
   Capture capture_;
   std::string sandbox_note_;  ///< what the last worker's sandbox lacked, and why
   std::string fp_env_note_;   ///< an in-process kernel left the FP environment changed

@@ -500,11 +500,16 @@ struct Worker::Child {
     }
   }
 
+  /// Tells the worker to exit: closes the socket (it exits on EOF). stop() reaps it.
+  void release() {
+    if (sock >= 0) close(sock);
+    sock = -1;
+  }
+
   /// Ends the worker: closes the socket (it exits on EOF), waits up to
   /// grace_s, then kills its process group; unmaps the regions.
   void stop(double grace_s) {
-    if (sock >= 0) close(sock);
-    sock = -1;
+    release();
     if (pid > 0 && !reaped) {
       const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
       while (!reaped) {
@@ -824,6 +829,7 @@ std::vector<std::string> Worker::evidence_notes() const {
 }
 
 Worker::~Worker() {
+  if (retiring_) retiring_->stop(1.0);
   if (child_) child_->stop(1.0);
 }
 
@@ -831,9 +837,24 @@ Status Worker::prepare(const Call& call) {
   if (!isolated_) return ok_status();
   const std::string key = layout_key(call);
   if (child_ && child_->layout == key) return ok_status();
+  // The worker of the previous layout is told to exit (its socket closes) and
+  // reaped at the next layout change or with this Worker, so its exit — the
+  // teardown of a copy of kc and of its namespaces — overlaps the next calls
+  // instead of delaying them. One at a time: an older one is reaped first.
+  // Without a PID namespace, what its kernel left running is swept only when
+  // it is reaped, so that one is stopped now.
+  if (retiring_) {
+    retiring_->stop(1.0);
+    retiring_.reset();
+  }
   if (child_) {
-    child_->stop(1.0);
-    child_.reset();
+    if (child_->block && (child_->block->sandbox_bits & detail::kPidNs)) {
+      child_->release();
+      retiring_ = std::move(child_);
+    } else {
+      child_->stop(1.0);
+      child_.reset();
+    }
   }
   // After Ctrl-C (or SIGTERM) no worker starts: the case ends now, and is not recorded.
   if (kc::interrupted()) return {StatusCode::kUnavailable, "kc was interrupted (SIGINT or SIGTERM)"};
