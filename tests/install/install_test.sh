@@ -3,11 +3,12 @@
 # would: find_package(kc) builds a plugin (tests/install/consumer), the
 # installed kc grades it against a shipped contract, pkg-config gives the same
 # include directory, and the installed kc finds its backends' libraries and its
-# suite under the prefix, not in the build tree.
+# suite under the prefix, not in the build tree; kc vet builds against the
+# prefix's header.
 #   install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
-src=$2
+src=$(cd "$2" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kc-install-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -41,6 +42,13 @@ out=$("$prefix/bin/kc" check "$prefix/share/kc/contracts/blas/KC-RED-01.kc" --pl
       --impl 'consumer.*' --seed 1 2>&1) || { echo "$out"; fail "installed kc check exited $?"; }
 echo "$out"
 grep -Eq '^KC-RED-01 +consumer\.dot_fp32 +conforming' <<<"$out" || fail "consumer.dot_fp32 not conforming on KC-RED-01"
+
+# kc vet builds a kernel file against the prefix's kc_plugin.h.
+out=$(cd "$tmp" && env -u KC_INCLUDE_DIR "$prefix/bin/kc" vet "$src/tests/install/consumer/consumer_plugin.c" \
+      "$prefix/share/kc/contracts/blas/KC-RED-01.kc" --out "$tmp/vet" 2>&1) || { echo "$out"; fail "installed kc vet"; }
+grep -q "^built: .*-I'$prefix/include'" <<<"$out" || { echo "$out"; fail "kc vet did not build against $prefix/include"; }
+grep -Eq '^ *KC-RED-01 +✓' <<<"$out" || { echo "$out"; fail "kc vet: consumer.dot_fp32 not conforming"; }
+echo "kc vet: built against the prefix's header, conforming"
 
 # Its default paths are the prefix's suite.
 out=$("$prefix/bin/kc" list contracts 2>&1) || { echo "$out"; fail "installed kc list contracts"; }
