@@ -10,6 +10,12 @@
 //   calib.cap_tile16_misrouted      bad: a dispatch test for a 32-deep K tile sends supported K to the fallback
 //   calib.cap_dense_ignores_lda     bad: declares dense layouts only, reads A as dense whatever its stride
 //   calib.cap_dense_raise           good: raises on a padded leading dimension
+//   calib.cap_fp32_request_tf32     bad: declares strict FP32 arithmetic, rounds its inputs to TF32, no path report
+//   calib.cap_fp32_request_strict   good: strict FP32, as declared, no path report
+//   calib.cap_bf16_request_strict   a "bf16 math" GEMM whose bf16 path never runs (strict FP32), no path report
+//   calib.cap_bf16_request_served   the bf16 path as requested (inputs rounded to bf16, FP32 accumulation)
+// The last two fail any 1e-2 allclose against FP32 once the bf16 path runs, so
+// they are not a trio; tests/unit/engine/capability_test.cpp judges them.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -110,6 +116,30 @@ Status dense_gemm(Call& call, bool check_strides) {
   return ok_status();
 }
 
+/// A GEMM that reports no path: kc can only infer which one ran. With
+/// `inputs` = FP32 the strict GEMM; otherwise A and B rounded to that format
+/// (exact products in FP32, as bf16 / TF32 dot-product instructions form them)
+/// and summed in FP32.
+Status rounded_input_gemm(Call& call, DType inputs) {
+  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+  if (inputs == DType::kF32) {
+    plain_gemm_on(g);
+    return ok_status();
+  }
+  std::vector<float> a(static_cast<std::size_t>(g.m * g.k)), b(static_cast<std::size_t>(g.k * g.n));
+  for (std::int64_t i = 0; i < g.m; ++i)
+    for (std::int64_t p = 0; p < g.k; ++p) a[i * g.k + p] = static_cast<float>(round_to(g.a[i * g.lda + p], inputs));
+  for (std::int64_t p = 0; p < g.k; ++p)
+    for (std::int64_t j = 0; j < g.n; ++j) b[p * g.n + j] = static_cast<float>(round_to(g.b[p * g.ldb + j], inputs));
+  Gemm rounded = g;
+  rounded.a = a.data();
+  rounded.b = b.data();
+  rounded.lda = g.k;
+  rounded.ldb = g.n;
+  plain_gemm_on(rounded);
+  return ok_status();
+}
+
 Declaration tile16_decl(const char* name, const char* description, const char* unsupported) {
   Declaration d = calib_decl(name, "matmul", description);
   d.shape_class = "multiple_of(16, M, N, K)";
@@ -161,6 +191,29 @@ void add_capability_impls(ImplList& out) {
                  "KC-CAP-LAYOUT-01 bad: declares dense layouts only and unsupported = RAISE, but reads A as dense "
                  "whatever its leading dimension"),
       [](Call& call) { return dense_gemm(call, false); });
+  struct Request {
+    const char* name;
+    const char* path_precision;
+    DType runs;
+    const char* description;
+  };
+  const Request requests[] = {
+      {"calib.cap_fp32_request_tf32", "FP32", DType::kTF32,
+       "KC-CAP-PATH-02 bad: declares strict FP32 arithmetic but rounds its inputs to TF32 (a tensor-core path taken "
+       "silently); reports no path"},
+      {"calib.cap_fp32_request_strict", "FP32", DType::kF32,
+       "KC-CAP-PATH-02 good: strict FP32 arithmetic, as declared; reports no path"},
+      {"calib.cap_bf16_request_strict", "BF16", DType::kF32,
+       "offered with bf16 math, but its bf16 path never runs: strict FP32, reported nowhere"},
+      {"calib.cap_bf16_request_served", "BF16", DType::kBF16,
+       "bf16 math as requested (inputs rounded to bf16, FP32 accumulation); reports no path"},
+  };
+  for (const Request& r : requests) {
+    Declaration d = calib_decl(r.name, "matmul", r.description);
+    d.extra["path_precision"] = r.path_precision;
+    const DType runs = r.runs;
+    add(out, std::move(d), [runs](Call& call) { return rounded_input_gemm(call, runs); });
+  }
   add(out,
       dense_decl("calib.cap_dense_raise",
                  "KC-CAP-LAYOUT-01 good: the dense GEMM, raising on a padded leading dimension"),

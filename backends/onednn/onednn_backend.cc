@@ -586,6 +586,7 @@ Declaration declaration_of(const Row& row, const std::string& name, const std::s
 /// nothing is outside it: unsupported = UNDEFINED states no more than that.
 void declare_bf16_path(Declaration& d) {
   d.extra["path"] = "*bf16*|*amx*";
+  d.extra["path_precision"] = "BF16";  // what the path computes in: bf16 inputs, f32 accumulation
   d.extra["fallback"] = "*";
   d.extra["unsupported"] = "UNDEFINED";
   d.source += "; path: the kernel primitive_desc::impl_info_str names (dev_guide_primitive_descriptor), a bf16 "

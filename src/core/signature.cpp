@@ -78,8 +78,9 @@ constexpr SignatureInfo kSignatures[] = {
      "raising, where the impl declares unsupported = RAISE or FALLBACK",
      "capability judge", ""},
     {kSilentFallback, "path",
-     "the implementation path the impl reports for a call is not the one it declares (inside its capability) or "
-     "its declared fallback (outside it): a fallback the caller was not told about",
+     "the implementation path the impl reports for a call (or, where it reports none, the arithmetic its outputs "
+     "reveal) is not the one it declares inside its capability, or its declared fallback outside it: a fallback the "
+     "caller was not told about",
      "capability and path judges", ""},
     {kToleranceExceeded, "ratio", "results exceed the tolerance with no more specific pattern (named only when the "
                                   "contract lists it)",

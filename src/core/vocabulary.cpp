@@ -167,6 +167,11 @@ constexpr WordInfo kDeclarationKeys[] = {
      "(oneDNN impl_info_str: brg:avx512_core_bf16; OpenBLAS openblas_get_corename: Haswell): path patterns ('*' "
      "matches any text, '|' separates alternatives); judged by declared_policy path",
      ""},
+    {"path_precision", "",
+     "the input precision the declared path computes a matmul in (FP32: the call's own; BF16, TF32, FP16: inputs "
+     "rounded to that format): where the impl reports no path, declared_policy path infers it from the "
+     "arithmetic probe's reading of the outputs",
+     "FP32|TF32|BF16|FP16"},
     {"accuracy", "", "UNDOCUMENTED: the impl's library states no accuracy for the op (results beyond the bound are "
                      "measured, not judged)",
      "UNDOCUMENTED"},
@@ -230,7 +235,8 @@ constexpr WordInfo kPolicies[] = {
     {"path", "",
      "the implementation path the impl reports for each call (kc/capability.h) matches its declared path "
      "(DECLARED) or, where the contract lists it, its declared fallback (FALLBACK); any other path is "
-     "SILENT_FALLBACK(selected path) with the impl's reason",
+     "SILENT_FALLBACK(selected path) with the impl's reason. Where the impl reports none, a matmul's path is "
+     "inferred from the arithmetic probe's reading against its declared path_precision",
      "DECLARED|FALLBACK"},
 };
 

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "engine/policy.h"
 #include "kc/capability.h"
 #include "kc/signature.h"
+#include "ops/matmul/arithmetic.h"
 
 namespace kc::engine {
 
@@ -80,6 +82,77 @@ std::string path_text(const PolicyInputs& in) {
   if (in.selected_path.empty()) return "";
   return "; the kernel reports path " + in.selected_path +
          (in.selected_reason.empty() ? std::string() : " (" + in.selected_reason + ")");
+}
+
+/// The matmul arithmetic probe's reading of the call (laid_out false when the
+/// probe did not fill it).
+ops::ArithmeticReading arithmetic_reading(const PolicyInputs& in) {
+  if (in.op->name() != "matmul" || !in.outputs->has("C")) return {};
+  return ops::read_arithmetic(*in.inputs, in.outputs->t("C").to_doubles());
+}
+
+/// What the arithmetic probe says of the inputs' width, as a note beside a
+/// reported path (empty when the probe did not run or reads nothing).
+std::string inferred_note(const PolicyInputs& in) {
+  const ops::ArithmeticReading r = arithmetic_reading(in);
+  if (!r.laid_out || !r.coherent) return "";
+  const DType dtype = in.inputs->config.dtype;
+  const bool rounded = ops::inputs_rounded(r) && r.input.lost_at < ops::significant_bits(dtype);
+  return "the arithmetic probe shows the inputs keep " +
+         std::to_string(rounded ? r.input.lost_at : ops::significant_bits(dtype)) + " significant bits (" +
+         (rounded ? ops::input_format(r) : std::string(dtype_name(dtype))) + " arithmetic)";
+}
+
+/// Where the kernel reports no path: the path inferred from the precision its
+/// outputs reveal. The matmul `arithmetic` probe's input rows (1 + 2^-j, -1)
+/// read off how many significant bits the inputs keep; the declared
+/// path_precision says how many the requested path keeps (FP32: all of the
+/// call's; BF16, TF32, FP16: rounded to that format). A path the numbers show
+/// to keep another width is SILENT_FALLBACK(<format> arithmetic, inferred).
+Result<PolicyOutcome> judge_inferred_path(const PolicyInputs& in, const std::string& gap, PolicyOutcome o) {
+  const Declaration& d = *in.decl;
+  const std::string declared = d.get("path_precision");
+  if (declared.empty() || in.op->name() != "matmul")
+    return invalid_argument(d.name + (in.selected_path.empty() ? " reports no implementation path for its calls"
+                                                                  : " declares no path to hold its reported path " +
+                                                                        in.selected_path + " to") +
+                            " (kc/capability.h, report_selected_path), and kc can infer one only for a matmul "
+                            "that declares path_precision, under `inject arithmetic`");
+  const std::optional<DType> want = parse_dtype(declared);
+  if (!want) return invalid_argument(d.name + " declares path_precision = " + declared + ": not a precision");
+  if (!gap.empty())
+    return invalid_argument("the arithmetic probe's call is outside " + d.name + "'s capability (" + gap +
+                            "): no path to infer");
+  const ops::ArithmeticReading r = arithmetic_reading(in);
+  if (!r.laid_out)
+    return invalid_argument(d.name + " reports no implementation path; inferring it needs the matmul "
+                            "`inject arithmetic` probe (M >= its rows, N >= 2, K >= 2)");
+  if (!r.coherent) {
+    o.pass = false;
+    o.mismatches = 1;
+    o.observed = "INCOHERENT";
+    o.notes.push_back("the arithmetic probe's rows are wrong beyond any rounding (1 + 2^-1 is lost): no path can "
+                      "be inferred from these outputs");
+    return o;
+  }
+  const DType dtype = in.inputs->config.dtype;
+  const bool rounded = ops::inputs_rounded(r) && r.input.lost_at < ops::significant_bits(dtype);
+  const int kept = rounded ? r.input.lost_at : ops::significant_bits(dtype);
+  const std::string seen = rounded ? ops::input_format(r) : std::string(dtype_name(dtype));
+  const int want_bits = std::min(ops::significant_bits(*want), ops::significant_bits(dtype));
+  o.observed = (kept == want_bits ? "DECLARED (" : "OTHER (") + seen + " arithmetic, inferred)";
+  if (kept == want_bits) {
+    o.notes.push_back("no path reported; the arithmetic probe shows inputs kept to " + std::to_string(kept) +
+                      " significant bits (" + seen + "), the declared path_precision " + declared);
+    return o;
+  }
+  o.pass = false;
+  o.mismatches = 1;
+  o.signatures.push_back({sig::kSilentFallback, {seen + " arithmetic (inferred)"}});
+  o.notes.push_back(d.name + " reports no path; the arithmetic probe shows its inputs keep " + std::to_string(kept) +
+                    " significant bits (" + seen + " arithmetic) where the declared path_precision " + declared +
+                    " keeps " + std::to_string(want_bits) + ": another path than the requested one served the call");
+  return o;
 }
 
 }  // namespace
@@ -187,8 +260,8 @@ Result<PolicyOutcome> judge_path(const PolicyInputs& in) {
   const Declaration& d = *in.decl;
   const std::string declared = d.get("path");
   const std::string fallback = d.get("fallback");
-  if (declared.empty())
-    return invalid_argument(d.name + " declares no path: nothing to hold the path it reports to");
+  if (declared.empty() && d.get("path_precision").empty())
+    return invalid_argument(d.name + " declares neither a path nor a path_precision: nothing to hold its path to");
   KC_ASSIGN_OR_RETURN(const CapabilityGap cap, capability_gap(d, *in.inputs));
   const std::string& gap = cap.why;
   const std::string policy = declared_unsupported(d);
@@ -204,10 +277,7 @@ Result<PolicyOutcome> judge_path(const PolicyInputs& in) {
                                    : "it declares unsupported = " + policy));
     return o;
   }
-  if (in.selected_path.empty())
-    return invalid_argument(d.name + " reports no implementation path for its calls (kc/capability.h, "
-                            "report_selected_path): the path cannot be observed; the precision contracts infer a "
-                            "narrower arithmetic from the outputs instead");
+  if (in.selected_path.empty() || declared.empty()) return judge_inferred_path(in, gap, o);
   const bool is_declared = path_matches(declared, in.selected_path);
   const bool is_fallback = !is_declared && !fallback.empty() && path_matches(fallback, in.selected_path);
   o.observed = std::string(is_declared ? "DECLARED" : is_fallback ? "FALLBACK" : "OTHER") + " (" +
@@ -220,7 +290,11 @@ Result<PolicyOutcome> judge_path(const PolicyInputs& in) {
   bool ok = false;
   if (gap.empty()) ok = is_declared || (is_fallback && fallback_accepted);
   else ok = policy == "FALLBACK" ? is_fallback : policy == "UNDEFINED";
-  if (ok) return o;
+  const std::string numbers = inferred_note(in);
+  if (ok) {
+    if (!numbers.empty()) o.notes.push_back("path " + in.selected_path + "; " + numbers);
+    return o;
+  }
   o.pass = false;
   o.mismatches = 1;
   o.signatures.push_back({sig::kSilentFallback, {in.selected_path}});
@@ -230,6 +304,7 @@ Result<PolicyOutcome> judge_path(const PolicyInputs& in) {
                                        policy + (fallback.empty() ? "" : ", fallback " + fallback));
   if (is_fallback) why += "; that is its declared fallback " + fallback;
   if (!in.selected_reason.empty()) why += "; reason: " + in.selected_reason;
+  if (!numbers.empty()) why += "; " + numbers;
   o.notes.push_back(why);
   return o;
 }

@@ -18,7 +18,7 @@ std::string src(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/
 TEST(CapabilityCli, EveryCapabilityContractSeparatesItsTrio) {
   const CommandRun r = run_kc("calibrate " + src("contracts/capability"));
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("9 of 9 calibration states right"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("12 of 12 calibration states right"), std::string::npos) << r.out;
 }
 
 TEST(CapabilityCli, AQuietWrongResultOutsideTheClassIsNamedWithTheKeyItBreaks) {
@@ -39,6 +39,25 @@ TEST(CapabilityCli, AMisroutedSupportedShapeIsASilentFallbackWithItsReason) {
   EXPECT_NE(r.out.find("SILENT_FALLBACK(scalar)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("reason: M = 16, N = 16, K = 16 failed the 16-tile kernel's dispatch test"), std::string::npos)
       << r.out;
+}
+
+// A kernel that reports no path: kc infers it from the arithmetic probe's
+// reading of the outputs, in both directions (a bf16 request served in strict
+// FP32; a strict FP32 declaration served in TF32), and the served request conforms.
+TEST(CapabilityCli, APathNoKernelReportsIsInferredFromTheNumbers) {
+  const CommandRun r = run_kc("check " + src("contracts/capability/KC-CAP-PATH-02.kc") +
+                              " --impl calib.cap_bf16_request_strict --impl calib.cap_bf16_request_served"
+                              " --impl calib.cap_fp32_request_tf32 --impl calib.cap_fp32_request_strict");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("violation KC-CAP-PATH-02 × calib.cap_bf16_request_strict: SILENT_FALLBACK(FP32 arithmetic "
+                       "(inferred))"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("violation KC-CAP-PATH-02 × calib.cap_fp32_request_tf32: SILENT_FALLBACK(tf32 arithmetic "
+                       "(inferred))"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("2 conforming, 2 violation"), std::string::npos) << r.out;
 }
 
 // oneDNN 2.6.3 selects its strict f32 brgemm kernel for an f32 matmul with
