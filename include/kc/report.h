@@ -73,8 +73,10 @@ std::string render_junit(const engine::CheckResult& result, const JunitOptions& 
 /// (its version) for each backend the run loaded.
 std::vector<std::pair<std::string, std::string>> junit_properties(const engine::CheckResult& result);
 std::string render_markdown(const engine::CheckResult& result);
-/// One self-contained HTML file (inline CSS, no scripts or external assets):
-/// summary, matrix, grades, backends, and each violation's evidence and repro.
+/// One self-contained HTML file (inline CSS, one inline script, inline SVG; a
+/// Content-Security-Policy that allows nothing else): summary, violations and
+/// near misses, a matrix per op, bound-ratio plots, each violation's evidence
+/// and repro, grades, backends; filters settable from the URL (docs/grading.md).
 std::string render_html(const engine::CheckResult& result);
 
 /// Grade of an impl over a suite (documented in docs/grading.md).

@@ -170,6 +170,7 @@ struct Page {
   void violations();
   void near_misses();
   void matrices();
+  std::map<std::string, std::string> groups_without_op() const;
   void plots();
   void evidence();
   void grades_section();
@@ -310,17 +311,53 @@ void Page::near_misses() {
   out += "</tbody></table></div>\n</section>\n";
 }
 
+std::map<std::string, std::string> Page::groups_without_op() const {
+  std::map<std::string, std::string> parent;  // union-find over "i:impl" and "c:contract"
+  const auto find = [&](std::string x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::vector<std::string> order;  // contracts in first-seen order
+  for (const auto& c : result.cases) {
+    if (result.impl_ops.count(c.impl) && !result.impl_ops.at(c.impl).empty()) continue;
+    if (c.verdict == Verdict::kNotApplicable) continue;
+    const std::string i = "i:" + c.impl, k = "c:" + c.contract_id;
+    if (!parent.count(i)) parent[i] = i;
+    if (!parent.count(k)) {
+      parent[k] = k;
+      order.push_back(c.contract_id);
+    }
+    parent[find(i)] = find(k);
+  }
+  std::map<std::string, std::vector<std::string>> members;  // root -> contracts
+  for (const auto& k : order) members[find("c:" + k)].push_back(k);
+  std::map<std::string, std::string> out;
+  for (const auto& [node, up] : parent) {
+    if (node.rfind("i:", 0) != 0) continue;
+    const auto& ks = members[find(node)];
+    std::string label = "(op not recorded) " + ks.front();
+    if (ks.size() > 1) label += " and " + std::to_string(ks.size() - 1) + " more";
+    out[node.substr(2)] = label;
+  }
+  return out;
+}
+
 void Page::matrices() {
-  // Group impls by their op; a result put together from run records (kc
-  // merge) does not know the ops: its impls share one group.
+  // Group impls by their op (a result put together from run records, kc
+  // merge, does not know the ops: see groups_without_op).
   std::vector<std::string> ops;
   std::map<std::string, std::vector<std::string>> impls_of;
   std::map<std::string, std::vector<std::string>> contracts_of;   // applicable ones, first-seen order
   std::map<std::pair<std::string, std::string>, const CaseResult*> cell;  // (contract, impl), most severe
   std::map<std::string, std::string> op_of_impl;
+  // Without recorded ops, impls are grouped by the contracts they share:
+  // the connected parts of the impl-contract graph of applicable cases.
+  const std::map<std::string, std::string> unrecorded = groups_without_op();
   const auto op_of = [&](const std::string& impl) {
     const auto it = result.impl_ops.find(impl);
-    return it == result.impl_ops.end() || it->second.empty() ? std::string("(op not recorded)") : it->second;
+    if (it != result.impl_ops.end() && !it->second.empty()) return it->second;
+    const auto g = unrecorded.find(impl);
+    return g == unrecorded.end() ? std::string("(op not recorded)") : g->second;
   };
   for (const auto& c : result.cases) {
     const std::string op = op_of(c.impl);
@@ -338,6 +375,7 @@ void Page::matrices() {
          "top only the contracts that apply to at least one of them; an empty cell is not applicable. A cell links to "
          "its evidence; click a column header to sort.</p>\n";
   std::vector<std::string> idle;
+  std::set<std::string> ids;
   for (const auto& op : ops) {
     const auto& impls = impls_of[op];
     const auto& cs = contracts_of[op];
@@ -357,7 +395,8 @@ void Page::matrices() {
     for (const auto& impl : rows)
       for (const auto& k : cs)
         if (const CaseResult* x = cell[{k, impl}]; x != nullptr && has_details(*x)) ++bad;
-    const std::string id = "op-" + html::css_word(lower(op));
+    std::string id = "op-" + html::css_word(lower(op));
+    for (int n = 2; !ids.insert(id).second; ++n) id = "op-" + html::css_word(lower(op)) + "-" + std::to_string(n);
     out += "<details class=\"op fc\" id=\"" + id + "\"" + (bad > 0 ? " open" : "") + "><summary><h3>" + escape(op) +
            "</h3> <span class=\"meta\">" + std::to_string(rows.size()) + " impls × " + std::to_string(cs.size()) +
            " contracts" + (bad > 0 ? " · " + std::to_string(bad) + " violations or errors" : "") +
