@@ -213,7 +213,8 @@ TEST(LanguageCli, TheLanguageReferenceTablesAreGeneratedFromTheCode) {
                                      << "` table is stale: run scripts/update-language-doc.sh";
   }
   for (const char* what :
-       {"probes", "aggregates", "metrics", "observe", "signatures", "oracles", "classes", "declarations", "precisions"})
+       {"probes", "aggregates", "metrics", "observe", "signatures", "oracles", "classes", "declarations", "policies",
+        "precisions"})
     EXPECT_TRUE(seen.count(what)) << "docs/language.md has no generated `" << what << "` table";
 }
 

@@ -824,7 +824,7 @@ int cmd_fmt(const Args& a) {
 
 const std::string kLanguageTables =
     "probes | aggregates | metrics | observe | signatures | oracles | oracle_options | classes | declarations | "
-    "precisions | retest";
+    "policies | precisions | retest";
 
 /// Prints rows as aligned columns, or (md) as a Markdown table with a header.
 void print_rows(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows, bool md) {
@@ -884,6 +884,13 @@ int list_language_table(const std::string& what, bool md) {
     print_rows({"class", "family"}, word_rows(kc::contract_class_table(), false), md);
   } else if (what == "retest") {
     print_rows({"retest", "when a library update runs the contract again"}, word_rows(kc::retest_table(), false), md);
+  } else if (what == "policies") {
+    std::vector<std::vector<std::string>> rows;
+    for (auto r : word_rows(kc::policy_table(), true)) {
+      if (r[2].empty()) r[2] = "the declaration key's values";
+      rows.push_back(std::move(r));
+    }
+    print_rows({"declared_policy", "what its judge decides", "values of in {...}"}, rows, md);
   } else if (what == "precisions") {
     std::vector<std::vector<std::string>> rows;
     for (const auto& t : kc::all_dtypes()) {
