@@ -103,8 +103,12 @@ std::string help_text() {
   return out;
 }
 
+/// The command given, so that a usage error points at that command's own help.
+std::string g_command;
+
 int usage_error(const std::string& message) {
-  std::cerr << "kc: " << message << "\n(run `kc --help` for usage)\n";
+  const bool known = kc::cli::find_command(g_command) != nullptr;
+  std::cerr << "kc: " << message << "\n(run `kc " << (known ? g_command + " " : std::string()) << "--help` for usage)\n";
   return kExitUsage;
 }
 
@@ -313,6 +317,7 @@ int parse_args(int argc, char** argv, Args* a) {
       return usage_error("unknown option '" + s + "'" + (near.empty() ? "" : " — did you mean '" + near + "'?"));
     } else if (a->command.empty()) {
       a->command = s;
+      g_command = s;
     } else {
       a->positional.push_back(s);
     }
