@@ -36,7 +36,8 @@ constexpr CommandInfo kCommands[] = {
     {"list", "[WHAT]",
      "what kc knows: contracts (default), ops, impls, suites, properties, and the\n"
      "language's tables: probes, aggregates, metrics, observe, signatures,\n"
-     "oracles, classes, declarations, precisions, retest (--format md: a Markdown table)"},
+     "oracles, classes, declarations, policies, precisions, retest\n"
+     "(--format md: a Markdown table)"},
     {"backends", "",
      "which backends are available here, with versions, and why not"},
     {"explain", "ID",
