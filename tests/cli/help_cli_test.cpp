@@ -4,6 +4,10 @@
 // off a terminal prints progress with an estimate of the time left.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -78,6 +82,18 @@ TEST(CliHelp, EveryDocumentedFlagIsParsed) {
     const auto r = run_kc("no-such-command " + f + " 1");
     EXPECT_EQ(r.out.find("unknown option"), std::string::npos) << f << ": " << r.out;
   }
+  // And the other way round: each flag the parser has a branch for is documented.
+  std::ifstream main_cpp(src("tools/kc/main.cpp"));
+  const std::string code((std::istreambuf_iterator<char>(main_cpp)), std::istreambuf_iterator<char>());
+  const std::regex branch("s == \"(--[a-z0-9-]+)\"");
+  std::size_t parsed = 0;
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), branch); it != std::sregex_iterator(); ++it) {
+    const std::string f = (*it)[1];
+    if (f == "--help" || f == "--version") continue;
+    ++parsed;
+    EXPECT_NE(std::find(flags.begin(), flags.end(), f), flags.end()) << f << " is parsed but not in kc --help";
+  }
+  EXPECT_GE(parsed, 45u);
   const auto typo = run_kc("check --contrct X");
   EXPECT_EQ(typo.code, 2);
   EXPECT_NE(typo.out.find("did you mean '--contract'"), std::string::npos) << typo.out;
