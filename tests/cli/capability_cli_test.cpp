@@ -83,4 +83,16 @@ TEST(CapabilityCli, OnednnStrictKernelUnderABf16RequestIsReportedAsAFallback) {
   EXPECT_EQ(r.out.find("violation KC-CAP-PATH-01 × onednn.matmul_bf16"), std::string::npos) << r.out;
 }
 
+// A DYNAMIC_ARCH OpenBLAS reports openblas_get_corename() for every call; the
+// core-type impls declare the core they force, so the path contract holds
+// each to it (a core the CPU cannot run is refused: not applicable).
+TEST(CapabilityCli, OpenblasCoreTypesRunTheCoreTheyDeclare) {
+  const CommandRun b = run_kc("list impls");
+  if (b.out.find("openblas.sgemm_core_haswell") == std::string::npos) GTEST_SKIP() << "no DYNAMIC_ARCH OpenBLAS here";
+  const CommandRun r = run_kc("check " + src("contracts/capability/KC-CAP-PATH-01.kc") +
+                              " --impl openblas.sgemm_core_prescott --impl openblas.sgemm_core_haswell");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("2 conforming, 0 violation"), std::string::npos) << r.out;
+}
+
 }  // namespace
