@@ -304,7 +304,8 @@ void Page::near_misses() {
   out += "<div class=\"scroll\"><table class=\"sortable list\">\n<thead><tr><th>contract</th><th>impl</th>"
          "<th>backend</th><th>worst ratio</th><th>metric</th><th>tolerance</th></tr></thead>\n<tbody id=\"near-rows\">\n";
   for (const auto& [r, c] : near) {
-    out += "<tr class=\"f\"" + filter_attrs(c->backend, "conforming near", search_text(*c)) + ">" + td(c->contract_id) +
+    out += "<tr class=\"f\"" + filter_attrs(c->backend, "conforming near", search_text(*c)) + "><td class=\"id\">" +
+           escape(c->contract_id) + "</td>" +
            td(c->impl) + td(c->backend) + td_num(ratio_text(r), ratio_key(r)) + td(c->evidence.metric) +
            td(c->evidence.tolerance) + "</tr>\n";
   }
