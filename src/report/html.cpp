@@ -113,6 +113,24 @@ std::string filter_attrs(std::string_view backend, std::string_view verdicts, st
          "\"";
 }
 
+/// A URL component: bytes other than letters, digits and -_.~ percent-encoded
+/// (what the page's script decodes with decodeURIComponent).
+std::string url_component(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (std::isalnum(u) != 0 || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
 std::string case_anchor(std::size_t i) { return "case-" + std::to_string(i); }
 bool has_details(const CaseResult& c) { return c.verdict == Verdict::kViolation || c.verdict == Verdict::kError; }
 
@@ -231,7 +249,7 @@ void Page::summary() {
   for (const Verdict v : kVerdictOrder) out += "<th>" + escape(engine::verdict_name(v)) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   for (const auto& b : backends) {
-    out += "<tr><th><a href=\"#backend=" + escape(b) + "\">" + escape(b) + "</a></th><td class=\"l-" +
+    out += "<tr><th><a href=\"#backend=" + escape(url_component(b)) + "\">" + escape(b) + "</a></th><td class=\"l-" +
            html::css_word(level[b]) + "\">" + escape(level[b]) + "</td>" +
            td_num(std::to_string(impls[b]), std::to_string(impls[b]));
     for (const Verdict v : kVerdictOrder) {
@@ -241,7 +259,7 @@ void Page::summary() {
         out += td_num(k, k);
         continue;
       }
-      out += "<td class=\"num\" data-k=\"" + k + "\"><a href=\"#backend=" + escape(b) + "&amp;verdict=" +
+      out += "<td class=\"num\" data-k=\"" + k + "\"><a href=\"#backend=" + escape(url_component(b)) + "&amp;verdict=" +
              verdict_word(v) + "\">" + k + "</a></td>";
     }
     out += "</tr>\n";

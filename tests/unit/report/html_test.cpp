@@ -269,6 +269,8 @@ TEST(RenderHtml, HostileNamesAreText) {
   EXPECT_NE(html.find("evil.&lt;img src=x onerror=alert(2)&gt;"), std::string::npos);
   EXPECT_NE(html.find("data-b=\"plugin&quot;&gt;&lt;style&gt;\""), std::string::npos);
   EXPECT_NE(html.find("<option value=\"plugin&quot;&gt;&lt;style&gt;\">"), std::string::npos);
+  // In a link the name is one URL component: its & and = cannot add filter terms.
+  EXPECT_NE(html.find("href=\"#backend=plugin%22%3E%3Cstyle%3E&amp;verdict=violation\""), std::string::npos);
   EXPECT_NE(html.find("SAT&lt;b&gt;(&amp;amp;)"), std::string::npos);
   EXPECT_NE(html.find("&#39;quotes&#39; &amp; &lt;tags&gt;"), std::string::npos);
   EXPECT_EQ(count(html, "<div"), count(html, "</div>"));
