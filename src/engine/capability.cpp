@@ -14,6 +14,7 @@
 //               the contract's set lists FALLBACK); any other is
 //               SILENT_FALLBACK(selected path), with the library's reason.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -30,8 +31,11 @@ namespace kc::engine {
 
 namespace {
 
+/// The declared unsupported policy, upper-cased (impl blocks may write it in
+/// any case, as the language's value checks allow); UNDEFINED when undeclared.
 std::string declared_unsupported(const Declaration& d) {
-  const std::string v = d.get("unsupported");
+  std::string v = d.get("unsupported");
+  for (char& ch : v) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return v.empty() ? "UNDEFINED" : v;
 }
 

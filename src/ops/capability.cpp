@@ -106,7 +106,7 @@ Result<ShapeClass> parse_shape_class(std::string_view text) {
     } catch (const std::exception&) {
       return invalid_argument("shape_class '" + all + "': '" + args[0] + "' is not an integer in " + part);
     }
-    if (c.n < 1 || (c.kind != ShapeCondition::Kind::kMultipleOf && c.n < 0))
+    if (c.n < 1)
       return invalid_argument("shape_class '" + all + "': " + part + " needs a positive integer");
     for (std::size_t i = 1; i < args.size(); ++i) {
       if (args[i].empty()) return invalid_argument("shape_class '" + all + "': empty size name in " + part);
@@ -140,7 +140,8 @@ Result<CapabilityGap> capability_gap(const Declaration& decl, const Call& call) 
                                                 std::to_string(c.n) + where};
     }
   }
-  const std::string layouts = decl.get("layouts");
+  std::string layouts = decl.get("layouts");
+  for (char& ch : layouts) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   if (!layouts.empty() && layouts != "STRIDED") {
     if (layouts != "CONTIGUOUS")
       return invalid_argument("layouts = " + layouts + ": expected CONTIGUOUS or STRIDED");
