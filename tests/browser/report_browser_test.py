@@ -9,7 +9,9 @@ Chromium then
   - dumps the DOM after the page's script ran, for URLs that set the filter
     (#backend=B&verdict=violation, #q=IMPL): exactly the violations report.json
     gives that backend (or impl) are visible, each row links to its evidence,
-    and the count in the heading says "N of M".
+    and the count in the heading says "N of M";
+  - opens the report of a kernel whose names carry markup (kc vet of a small C
+    file): no element, attribute or script of theirs reaches the DOM.
 Exit 77 (ctest: skipped) when no chromium is installed.
 """
 import argparse
@@ -122,6 +124,70 @@ def visible_rows(dom, tbody_id):
     return rows, [r for r in rows if "off" not in classes(r)]
 
 
+# A kernel whose impl name and description carry markup (kernels are
+# untrusted): kc vet grades it, and in the browser its report must hold no
+# element, attribute or script the names brought, and still run its own.
+EVIL_KERNEL = r"""
+#include <stdint.h>
+#include <string.h>
+#include "kc/kc_plugin.h"
+
+static int32_t relu_plus_one(const kc_call* c, char* msg, size_t size, void* user) {
+  (void)user; (void)msg; (void)size;
+  const kc_tensor *x = 0, *y = 0;
+  for (int32_t i = 0; i < c->num_tensors; ++i) {
+    if (strcmp(c->tensors[i].name, "x") == 0) x = &c->tensors[i];
+    if (strcmp(c->tensors[i].name, "y") == 0) y = &c->tensors[i];
+  }
+  if (!x || !y || x->dtype != KC_DTYPE_F32) return KC_UNSUPPORTED;
+  const float* px = (const float*)x->data;
+  float* py = (float*)y->data;
+  for (int64_t i = 0; i < x->shape[0]; ++i) py[i * y->strides[0]] = px[i * x->strides[0]] + 1.0f;
+  return KC_OK;
+}
+
+static const kc_impl_desc kImpls[] = {
+    {"evil.<img src=x onerror=document.title='pwned'>", "relu", "FP32",
+     "determinism = BITWISE, nan = IEEE_PROPAGATE", "<script>document.title='pwned'</script>", relu_plus_one, NULL},
+};
+static const kc_plugin kPlugin = {KC_PLUGIN_ABI_VERSION, "evil\"><svg onload=alert(1)>", "0.1", 1, kImpls};
+__attribute__((visibility("default"))) const kc_plugin* kc_plugin_init(uint32_t v) {
+  return v >= KC_PLUGIN_ABI_VERSION ? &kPlugin : NULL;
+}
+"""
+EVIL_IMPL = "evil.<img src=x onerror=document.title='pwned'>"
+
+
+def hostile_names(args, browser, work):
+    kernel = os.path.join(work, "evil.c")
+    with open(kernel, "w") as f:
+        f.write(EVIL_KERNEL)
+    out_dir = os.path.join(args.out, "hostile")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    classes_dir = os.path.join(args.source, "contracts", "classes")
+    p = subprocess.run([args.kc, "vet", kernel, os.path.join(classes_dir, "C-PRC-03.kc"),
+                        os.path.join(classes_dir, "C-EXC-01.kc"), "--out", out_dir, "--no-color"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    if p.returncode != 1:
+        check(False, "kc vet of the hostile kernel exited %d, expected 1:\n%s" % (p.returncode, p.stdout.decode()[-3000:]))
+        return
+    url = "file://" + os.path.abspath(os.path.join(out_dir, "report.html")) + "#verdict=violation"
+    dom, text = browser.dom(url)
+    tags = [e["tag"] for e in dom.elements]
+    check(tags.count("script") == 1, "hostile names: one script element (%d)" % tags.count("script"))
+    check("img" not in tags, "hostile names: no img element")
+    handlers = [(e["tag"], k) for e in dom.elements for k in e["attrs"] if k.startswith("on")]
+    check(not handlers, "hostile names: no event-handler attribute: %s" % handlers[:3])
+    title = [e["text"] for e in dom.elements if e["tag"] == "title"]
+    check(title == ["kc conformance report"], "hostile names: the title is kc's: %r" % title)
+    body = [e for e in dom.elements if e["tag"] == "body"][0]
+    check(body["attrs"].get("data-filter") == "verdict=violation", "hostile names: the page's own script ran")
+    rows, shown = visible_rows(dom, "violation-rows")
+    cells = [e["text"] for e in dom.elements if e["tag"] == "td" and "violation-rows" in e["ids"]]
+    check(len(shown) >= 1 and EVIL_IMPL in cells, "hostile names: the impl name is shown as text in the violations")
+    print("hostile names: %d violation rows, names shown as text, one script" % len(shown))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kc", required=True)
@@ -213,6 +279,8 @@ def main():
         rows, shown = visible_rows(dom, "violation-rows")
         want = [c for c in violations if impl.lower() in (c["impl"] + " " + c["contract"]).lower()]
         check(len(shown) == len(want), "#q=%s: %d rows visible, expected %d" % (impl, len(shown), len(want)))
+
+        hostile_names(args, browser, work)
 
     if failures:
         print("%d check(s) failed" % len(failures))
