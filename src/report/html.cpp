@@ -88,6 +88,8 @@ constexpr double kNearMiss = 0.5;
 constexpr std::size_t kMaxNearMisses = 200;
 // Evidence sections start open when there are at most this many.
 constexpr std::size_t kOpenEvidence = 12;
+// Matrices of ops with a violation start open when there are at most this many such ops.
+constexpr std::size_t kOpenOps = 4;
 
 constexpr Verdict kVerdictOrder[] = {Verdict::kViolation, Verdict::kError, Verdict::kUnderSpecified,
                                      Verdict::kSkipped, Verdict::kConforming, Verdict::kNotApplicable};
@@ -393,6 +395,18 @@ void Page::matrices() {
   out += "<section id=\"ops\">\n<h2>Matrices per op</h2>\n<p>One matrix per op: its impls down the side, across the "
          "top only the contracts that apply to at least one of them; an empty cell is not applicable. A cell links to "
          "its evidence; click a column header to sort.</p>\n";
+  // Ops with a violation or error start open, unless there are so many that
+  // the page would grow long: then the violations table above is the way in.
+  std::size_t failing_ops = 0;
+  for (const auto& op : ops) {
+    bool failing = false;
+    for (const auto& impl : impls_of[op])
+      for (const auto& k : contracts_of[op])
+        if (const auto it = cell.find({k, impl}); it != cell.end() && it->second != nullptr && has_details(*it->second))
+          failing = true;
+    failing_ops += failing ? 1 : 0;
+  }
+  const bool open_failing = failing_ops <= kOpenOps;
   std::vector<std::string> idle;
   std::set<std::string> ids;
   for (const auto& op : ops) {
@@ -416,7 +430,7 @@ void Page::matrices() {
         if (const CaseResult* x = cell[{k, impl}]; x != nullptr && has_details(*x)) ++bad;
     std::string id = "op-" + html::css_word(lower(op));
     for (int n = 2; !ids.insert(id).second; ++n) id = "op-" + html::css_word(lower(op)) + "-" + std::to_string(n);
-    out += "<details class=\"op fc\" id=\"" + id + "\"" + (bad > 0 ? " open" : "") + "><summary><h3>" + escape(op) +
+    out += "<details class=\"op fc\" id=\"" + id + "\"" + (bad > 0 && open_failing ? " open" : "") + "><summary><h3>" + escape(op) +
            "</h3> <span class=\"meta\">" + std::to_string(rows.size()) + " impls × " + std::to_string(cs.size()) +
            " contracts" + (bad > 0 ? " · " + std::to_string(bad) + " violations or errors" : "") +
            "</span></summary>\n<div class=\"scroll\"><table class=\"matrix sortable\">\n<thead><tr><th>impl</th>"

@@ -183,6 +183,21 @@ TEST(RenderHtml, MatrixPerOpHoldsOnlyApplicableContracts) {
   EXPECT_NE(merged.find("<h3>(op not recorded) C-EXC-01</h3>"), std::string::npos) << merged;
 }
 
+// Many ops with violations: their matrices start closed (the violations table
+// is the way in), so the page stays short.
+TEST(RenderHtml, ManyFailingOpsStartClosed) {
+  CheckResult r;
+  for (const char* op : {"a", "b", "c", "d", "e"}) {
+    r.cases.push_back(html_case("C-" + std::string(op), std::string("impl.") + op, Verdict::kViolation, "x"));
+    r.impl_ops[std::string("impl.") + op] = op;
+  }
+  const std::string html = kc::report::render_html(r);
+  EXPECT_EQ(count(html, "<details class=\"op fc\""), 5u);
+  EXPECT_EQ(count(html, "\" open><summary><h3>"), 0u) << html;
+  r.cases.pop_back();
+  EXPECT_EQ(count(kc::report::render_html(r), "\" open><summary><h3>"), 4u);
+}
+
 TEST(RenderHtml, NearMissesAndPlots) {
   CheckResult r = sample();
   CaseResult near = html_case("C-ORD-03", "mpi.all_reduce.tree", Verdict::kConforming, "mpi");
