@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "isolate/fork_cost.h"
 #include "isolate/guard.h"
 #include "isolate/sandbox.h"
 #include "kc/canary.h"
@@ -865,6 +866,7 @@ Status Worker::prepare(const Call& call) {
     detail::ForkExclusive exclusive;
     if (Status s = impl_.load_before_fork(); !s.ok()) return s;
   }
+  detail::collapse_for_fork();
   auto c = std::make_unique<Child>();
   c->layout = key;
   c->names = call.names;
