@@ -378,7 +378,7 @@ TEST(LadderEvidence, StatusReportsLevelAndEvidenceAndRejectsATamperedChain) {
 
   auto rep = read_status(dir.string());
   ASSERT_TRUE(rep.ok()) << rep.status().message();
-  EXPECT_EQ(rep->records, 6u);
+  EXPECT_EQ(rep->records, 7u);  // the plan record and three rungs per kernel
   ASSERT_EQ(rep->kernels.size(), 2u);
   const KernelStatus& bad = rep->kernels[0];  // sorted: calib.* before ref.*
   const KernelStatus& good = rep->kernels[1];
