@@ -7,16 +7,13 @@
 #include <limits>
 
 #include "engine/obligation/families.h"
+#include "engine/obligation/util.h"
 #include "kc/lang.h"
 
 namespace kc::obligation {
 namespace {
 
-std::string fmt_g(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+using detail::fmt_g;
 
 }  // namespace
 

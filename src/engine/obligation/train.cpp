@@ -23,11 +23,7 @@ namespace {
 
 using LD = long double;
 
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+using detail::fmt_g;
 
 /// The op's magnitude of `output` for `call`, or the Status why not.
 Result<std::vector<double>> mag_of(const Context& ctx, const Call& call, const std::string& output) {
@@ -116,7 +112,7 @@ Result<Outcome> kd_t2_scaling(const Context& ctx) {
     for (std::int64_t i = 0; i < z.numel(); ++i) z.set(i, 2 * z.at(i));
   }
   const double temp = ctx.call.get_double("T", 1);
-  twice.config.params["T"] = fmt(2 * temp);
+  twice.config.params["T"] = fmt_g(2 * temp);
   if (std::fabs(twice.get_double("T", 0) - 2 * temp) > 0) {
     char buf[40];
     std::snprintf(buf, sizeof buf, "%.17g", 2 * temp);
@@ -129,7 +125,7 @@ Result<Outcome> kd_t2_scaling(const Context& ctx) {
   Judge judge("|L(2z, 2T) - 4 L(z, T)|");
   for (std::size_t i = 0; i < l1.size(); ++i)
     judge.check(l2[i] - 4 * l1[i], ctx.allowed(m2[i] + 4 * m1[i]),
-                Where{-1, -1, "(row " + std::to_string(i) + ", T = " + fmt(temp) + " -> " + fmt(2 * temp) + ")"});
+                Where{-1, -1, "(row " + std::to_string(i) + ", T = " + fmt_g(temp) + " -> " + fmt_g(2 * temp) + ")"});
   return judge.outcome();
 }
 
@@ -441,7 +437,7 @@ Result<Outcome> prune_kept_unchanged(const Context& ctx) {
     const double w = tw.at(i), y = ty.at(i);
     if (y == 0 || (std::memcmp(&w, &y, sizeof w) == 0)) continue;
     if (bad++ == 0)
-      judge.fail(Where{i / cols, i % cols, {}}, "kept weight " + fmt(y) + " differs from W = " + fmt(w));
+      judge.fail(Where{i / cols, i % cols, {}}, "kept weight " + fmt_g(y) + " differs from W = " + fmt_g(w));
   }
   if (bad == 0) judge.pass();
   return judge.outcome();

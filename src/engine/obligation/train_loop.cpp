@@ -19,11 +19,7 @@ namespace {
 
 using LD = long double;
 
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+using detail::fmt_g;
 
 /// A one-step call (t = 1) on the call's own inputs, params as the call's
 /// but for `overrides`: the shapes follow steps, so the call is made anew.
@@ -60,7 +56,7 @@ Result<Outcome> finite(const Context& ctx) {
       const std::string at = std::string(name) == "loss" ? "step " + std::to_string(i + 1)
                                                          : element(sh, static_cast<std::int64_t>(i));
       judge.fail(Where{-1, -1, "(" + std::string(name) + " " + at + ")"},
-                 std::string(name) + " " + at + " is " + fmt(y[i]) + " after a run from a finite init");
+                 std::string(name) + " " + at + " is " + fmt_g(y[i]) + " after a run from a finite init");
       any = true;
       break;  // the first non-finite element of each output says enough
     }
@@ -95,7 +91,7 @@ Result<Outcome> every_parameter_gets_gradient(const Context& ctx) {
     }
     judge.fail(Where{-1, -1, "(" + s.name + ")"},
                s.name + ": all " + std::to_string(s.size) + " first moments are 0 after step 1 (no gradient reached it), "
-               "where the exact gradient reaches |g| = " + fmt(exact));
+               "where the exact gradient reaches |g| = " + fmt_g(exact));
   }
   return judge.outcome();
 }
@@ -133,8 +129,8 @@ Result<Outcome> zero_initial_state(const Context& ctx) {
     const LD mag = a * a * std::fabs(vi) + b * mi * mi;
     const LD slack = a * a * 2 * lambda + b * (2 * std::fabs(mi) * lambda + lambda * lambda);
     judge.check(static_cast<double>(r), ctx.allowed(static_cast<double>(mag), static_cast<double>(slack)),
-                Where{-1, -1, "(" + element(sh, static_cast<std::int64_t>(i)) + ": m = " + fmt(m[i]) + ", v = " +
-                                  fmt(v[i]) + ")"});
+                Where{-1, -1, "(" + element(sh, static_cast<std::int64_t>(i)) + ": m = " + fmt_g(m[i]) + ", v = " +
+                                  fmt_g(v[i]) + ")"});
   }
   return judge.outcome();
 }
@@ -172,9 +168,9 @@ Result<Outcome> hyperparameters_reach_optimizer(const Context& ctx) {
     const LD want = p0[i] * (1 - lr * wd) - upd;
     const LD mag = std::fabs(static_cast<LD>(p0[i])) * (1 + lr * wd) + std::fabs(upd) + tiny;
     judge.check(static_cast<double>(p1[i] - want), ctx.allowed(static_cast<double>(mag)),
-                Where{-1, -1, "(" + element(sh, static_cast<std::int64_t>(i)) + ", lr " + fmt(h.lr) + ", wd " +
-                                  fmt(h.weight_decay) + ", eps " + fmt(h.eps) + ", betas " + fmt(h.beta1) + "/" +
-                                  fmt(h.beta2) + ", warmup " + std::to_string(h.warmup_steps) + ")"});
+                Where{-1, -1, "(" + element(sh, static_cast<std::int64_t>(i)) + ", lr " + fmt_g(h.lr) + ", wd " +
+                                  fmt_g(h.weight_decay) + ", eps " + fmt_g(h.eps) + ", betas " + fmt_g(h.beta1) + "/" +
+                                  fmt_g(h.beta2) + ", warmup " + std::to_string(h.warmup_steps) + ")"});
   }
   return judge.outcome();
 }

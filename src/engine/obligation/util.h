@@ -3,12 +3,20 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "kc/obligation.h"
 
 namespace kc::obligation::detail {
+
+/// A number as evidence prints it: four significant digits ("%.4g").
+inline std::string fmt_g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
 
 /// A row-major matrix view of a call's tensor as doubles (logical elements).
 struct Rows {
