@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../../../backends/blas/blas_backend.h"
+#include "engine/plan.h"
 #include "kc/engine.h"
 #include "kc/lang.h"
 
@@ -247,6 +248,38 @@ contract T-DOT-99 {
   Contract other_stack = dot_now;
   other_stack.pre[other_stack.pre.size() - 2].values = {"blis"};
   EXPECT_EQ(run_case(other_stack, "t.kc", *impl, infos[0], CheckRequest{}).verdict, Verdict::kNotApplicable);
+}
+
+}  // namespace
+}  // namespace kc::engine
+
+namespace kc::engine {
+namespace {
+
+// `declared_policy KEY in {...}` names the declared policies a contract holds
+// impls to: an impl that declares another is not applicable, with both named,
+// never judged as if the set were not there.
+TEST(EngineApplicability, ADeclaredPolicyOutsideThePolicySetIsNotApplicable) {
+  const Contract c = parse_one(R"(
+contract T-POLICY {
+  scope      sum
+  pre        precision(x) in {FP32} and n in {100}
+  post       declared_policy nan in {IEEE_PROPAGATE, RAISE}
+  tolerance  none
+  reference  higher_precision FP64
+  measure    inject nan(x) at density 0.1; observe propagation
+}
+)");
+  SumImpl masking("t.masking_sum");
+  masking.decl_.nan = NanPolicy::kMask;
+  std::string why;
+  ASSERT_TRUE(make_plan(c, masking.declaration(), CheckRequest{}, &why).ok());
+  EXPECT_EQ(why, "t.masking_sum declares nan = MASK; this contract holds impls to nan in {IEEE_PROPAGATE, RAISE}");
+  SumImpl propagating("t.sum");
+  propagating.decl_.nan = NanPolicy::kIeeePropagate;
+  why.clear();
+  ASSERT_TRUE(make_plan(c, propagating.declaration(), CheckRequest{}, &why).ok());
+  EXPECT_EQ(why, "");
 }
 
 }  // namespace
