@@ -122,21 +122,7 @@ Status dense_gemm(Call& call, bool check_strides) {
 /// and summed in FP32.
 Status rounded_input_gemm(Call& call, DType inputs) {
   KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
-  if (inputs == DType::kF32) {
-    plain_gemm_on(g);
-    return ok_status();
-  }
-  std::vector<float> a(static_cast<std::size_t>(g.m * g.k)), b(static_cast<std::size_t>(g.k * g.n));
-  for (std::int64_t i = 0; i < g.m; ++i)
-    for (std::int64_t p = 0; p < g.k; ++p) a[i * g.k + p] = static_cast<float>(round_to(g.a[i * g.lda + p], inputs));
-  for (std::int64_t p = 0; p < g.k; ++p)
-    for (std::int64_t j = 0; j < g.n; ++j) b[p * g.n + j] = static_cast<float>(round_to(g.b[p * g.ldb + j], inputs));
-  Gemm rounded = g;
-  rounded.a = a.data();
-  rounded.b = b.data();
-  rounded.lda = g.k;
-  rounded.ldb = g.n;
-  plain_gemm_on(rounded);
+  rounded_inputs_gemm_on(g, inputs);
   return ok_status();
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "kc/dtype.h"
+
 namespace kc::calibration {
 
 Result<Gemm> gemm_of(Call& call) {
@@ -38,6 +40,24 @@ void plain_gemm_on(const Gemm& g) {
     }
     for (std::int64_t j = 0; j < g.n; ++j) store_c(g, i, j, row[j]);
   }
+}
+
+void rounded_inputs_gemm_on(const Gemm& g, DType inputs) {
+  if (inputs == DType::kF32) {
+    plain_gemm_on(g);
+    return;
+  }
+  std::vector<float> a(static_cast<std::size_t>(g.m * g.k)), b(static_cast<std::size_t>(g.k * g.n));
+  for (std::int64_t i = 0; i < g.m; ++i)
+    for (std::int64_t p = 0; p < g.k; ++p) a[i * g.k + p] = static_cast<float>(round_to(g.a[i * g.lda + p], inputs));
+  for (std::int64_t p = 0; p < g.k; ++p)
+    for (std::int64_t j = 0; j < g.n; ++j) b[p * g.n + j] = static_cast<float>(round_to(g.b[p * g.ldb + j], inputs));
+  Gemm rounded = g;
+  rounded.a = a.data();
+  rounded.b = b.data();
+  rounded.lda = g.k;
+  rounded.ldb = g.n;
+  plain_gemm_on(rounded);
 }
 
 Status plain_gemm(Call& call) {

@@ -30,6 +30,10 @@ inline void store_c(const Gemm& g, std::int64_t i, std::int64_t j, float acc) {
 /// An honest GEMM: FP32 accumulation along K in order, i-k-j loops (row of C
 /// accumulated in place, so the inner loop streams B and C).
 void plain_gemm_on(const Gemm& g);
+/// plain_gemm_on with A and B first rounded to `inputs` (kc/dtype.h round_to):
+/// exact products of the rounded values summed in FP32, what a TF32, bf16 or
+/// fp16 input path does; FP32 is plain_gemm_on itself.
+void rounded_inputs_gemm_on(const Gemm& g, DType inputs);
 /// plain_gemm on a matmul call's operands.
 Status plain_gemm(Call& call);
 

@@ -108,17 +108,7 @@ Status coerced_inputs(Call& call, DType narrow) {
   KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
   // Round copies of A and B to the narrow type, then multiply honestly in FP32:
   // the only error beyond FP32's is the input rounding the fingerprint looks for.
-  std::vector<float> a(static_cast<std::size_t>(g.m * g.k)), b(static_cast<std::size_t>(g.k * g.n));
-  for (std::int64_t i = 0; i < g.m; ++i)
-    for (std::int64_t p = 0; p < g.k; ++p) a[i * g.k + p] = static_cast<float>(round_to(g.a[i * g.lda + p], narrow));
-  for (std::int64_t p = 0; p < g.k; ++p)
-    for (std::int64_t j = 0; j < g.n; ++j) b[p * g.n + j] = static_cast<float>(round_to(g.b[p * g.ldb + j], narrow));
-  Gemm rounded = g;
-  rounded.a = a.data();
-  rounded.b = b.data();
-  rounded.lda = g.k;
-  rounded.ldb = g.n;
-  plain_gemm_on(rounded);
+  rounded_inputs_gemm_on(g, narrow);
   return ok_status();
 }
 
