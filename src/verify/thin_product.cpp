@@ -127,9 +127,11 @@ KC_INLINE float scalar_mag(const ThinPass& ps, const float* row, std::int64_t jb
   return s;
 }
 
-/// Stores row i's nv sums and its magnitude product, and copies its gathered columns.
+/// Stores row i's nv sums (none when sums is null: the caller stored them) and
+/// its magnitude product, and copies its gathered columns.
 KC_INLINE void finish_row(const ThinPass& ps, std::int64_t i, const double* sums, float mag) {
-  for (int p = 0; p < ps.nv; ++p) ps.out[p * ps.ldo + i] = sums[p];
+  if (sums != nullptr)
+    for (int p = 0; p < ps.nv; ++p) ps.out[p * ps.ldo + i] = sums[p];
   if (ps.wa != nullptr) ps.mag[i] = mag;
   const float* row = ps.m->data + i * ps.m->ld;
   for (std::int64_t t = 0; t < ps.gather_count; ++t)
@@ -351,11 +353,16 @@ KC_INLINE void dot_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re, V4
 // chunk is loaded once for all ten probes. The probes are regrouped per block
 // (pack_probes) so that one base register and constant offsets reach every
 // probe chunk: with a pointer per probe the tile runs out of general
-// registers and reloads them from the stack. The columns before the first
-// 64-byte-aligned one, and a block's last columns short of 16, take one
-// masked step each: through the scalar FP64 path they made the whole check
-// ~10% slower on rows 16 bytes past a 64-byte boundary (k = 10, n = 4096:
-// 12.5-12.7 against 11.0-11.4 ms on aligned rows, measured).
+// registers and reloads them from the stack. Blocks start at column 0 of
+// every row, aligned or not; a block's last columns short of 16 take one
+// masked step (through the scalar FP64 path, head and tail columns made the
+// whole check ~10% slower on rows 16 bytes past a 64-byte boundary). Rows
+// that are not 64-byte aligned are read with unaligned loads: starting the
+// blocks at the first aligned column instead (a masked head step, an extra
+// block per row, its widening included) was slower at every n measured,
+// single-threaded on rows 16 bytes past a boundary, best of 6 alternating
+// runs: n = 256 0.109 against 0.098 ms, 512 0.339 against 0.320, 1024 1.65
+// against 1.24, 2048 5.69 against 5.53 (docs/verify.md, "Cost").
 
 typedef float F16 __attribute__((vector_size(64)));
 typedef double V8 __attribute__((vector_size(64)));
@@ -368,10 +375,9 @@ constexpr std::int64_t kWideBlock = 16 * kFp32Roundings;
 /// Probes per 16-lane register tile.
 constexpr int kWideProbes = 10;
 
-/// The end of the 16-lane block that starts at column j0: the columns before
-/// `head` are a block of their own, the rest go 16 r at a time (at most kWideBlock).
-inline std::int64_t wide_block_end(const ThinPass& ps, std::int64_t j0, std::int64_t head, std::int64_t n) {
-  return j0 < head ? head : std::min(n, j0 + 16 * fp32_roundings(ps));
+/// The end of the 16-lane block that starts at column j0: 16 r columns on (at most kWideBlock).
+inline std::int64_t wide_block_end(const ThinPass& ps, std::int64_t j0, std::int64_t n) {
+  return std::min(n, j0 + 16 * fp32_roundings(ps));
 }
 
 KC_WIDE F16 load16(const float* p) {
@@ -399,7 +405,10 @@ KC_WIDE float hsum16(F16 a) {
 }
 
 /// One 16-column step of wide_tile: the rows' chunks x against the probe chunks at column j.
-template <int R, int P>
+/// kUnit: the magnitude weights are all ones, so |x| is added instead of
+/// multiplied by 1 and added (the same single rounding, the same result; an
+/// add instead of an FMA, no weight load).
+template <int R, int P, bool kUnit>
 KC_WIDE void wide_step(const F16* x, const float* pk, std::int64_t j, F16 (*a)[P > 0 ? P : 1], F16* mg, bool with_mag) {
   KC_UNROLL for (int p = 0; p < P; ++p) {
     F16 y = load16(pk + p * kWideBlock + j);
@@ -409,8 +418,12 @@ KC_WIDE void wide_step(const F16* x, const float* pk, std::int64_t j, F16 (*a)[P
     KC_UNROLL for (int r = 0; r < R; ++r) a[r][p] += x[r] * y;
   }
   if (with_mag) {
-    const F16 w = load16(pk + P * kWideBlock + j);
-    KC_UNROLL for (int r = 0; r < R; ++r) mg[r] += abs16(x[r]) * w;
+    if constexpr (kUnit) {
+      KC_UNROLL for (int r = 0; r < R; ++r) mg[r] += abs16(x[r]);
+    } else {
+      const F16 w = load16(pk + P * kWideBlock + j);
+      KC_UNROLL for (int r = 0; r < R; ++r) mg[r] += abs16(x[r]) * w;
+    }
   }
 }
 
@@ -419,7 +432,7 @@ KC_WIDE void wide_step(const F16* x, const float* pk, std::int64_t j, F16 (*a)[P
 /// also mag[r] += |rows[r][j]| pk[P * kWideBlock + j] in FP32, carried from
 /// block to block (the magnitude weights follow the tile's last probe). With
 /// `ahead`, each step also prefetches the same columns of the rows ahead[r].
-template <int R, int P>
+template <int R, int P, bool kUnit>
 KC_WIDE void wide_tile(const float* const* rows, const float* const* ahead, const float* pk, std::int64_t len, V8* acc,
                        int lda, F16* mag, bool with_mag) {
   F16 a[R][P > 0 ? P : 1], mg[R], x[R];
@@ -432,11 +445,11 @@ KC_WIDE void wide_tile(const float* const* rows, const float* const* ahead, cons
     if (ahead != nullptr)
       KC_UNROLL for (int r = 0; r < R; ++r) __builtin_prefetch(ahead[r] + j, 0, 3);
     KC_UNROLL for (int r = 0; r < R; ++r) x[r] = load16(rows[r] + j);
-    wide_step<R, P>(x, pk, j, a, mg, with_mag);
+    wide_step<R, P, kUnit>(x, pk, j, a, mg, with_mag);
   }
   if (full < len) {  // the packed probes are zero past len, the rows are masked
     KC_UNROLL for (int r = 0; r < R; ++r) x[r] = load16_first(rows[r] + full, len - full);
-    wide_step<R, P>(x, pk, full, a, mg, with_mag);
+    wide_step<R, P, kUnit>(x, pk, full, a, mg, with_mag);
   }
   KC_UNROLL for (int r = 0; r < R; ++r) {
     KC_UNROLL for (int p = 0; p < P; ++p) {
@@ -450,26 +463,26 @@ KC_WIDE void wide_tile(const float* const* rows, const float* const* ahead, cons
 
 /// All nv probes of an R-row tile: groups of kWideProbes, the last one (none to
 /// kWideProbes probes) with the magnitude product.
-template <int R>
+template <int R, bool kUnit>
 KC_WIDE void wide_tiles(const float* const* rows, const float* const* ahead, const float* pk, int nv, std::int64_t len,
                         V8* acc, int lda, F16* mag) {
   int p = 0;
   for (; nv - p > kWideProbes; p += kWideProbes, ahead = nullptr)  // the first group prefetches
-    wide_tile<R, kWideProbes>(rows, ahead, pk + p * kWideBlock, len, acc + p, lda, mag, false);
+    wide_tile<R, kWideProbes, kUnit>(rows, ahead, pk + p * kWideBlock, len, acc + p, lda, mag, false);
   const float* q = pk + p * kWideBlock;
   V8* a = acc + p;
   switch (nv - p) {
-    case 10: wide_tile<R, 10>(rows, ahead, q, len, a, lda, mag, true); break;
-    case 9: wide_tile<R, 9>(rows, ahead, q, len, a, lda, mag, true); break;
-    case 8: wide_tile<R, 8>(rows, ahead, q, len, a, lda, mag, true); break;
-    case 7: wide_tile<R, 7>(rows, ahead, q, len, a, lda, mag, true); break;
-    case 6: wide_tile<R, 6>(rows, ahead, q, len, a, lda, mag, true); break;
-    case 5: wide_tile<R, 5>(rows, ahead, q, len, a, lda, mag, true); break;
-    case 4: wide_tile<R, 4>(rows, ahead, q, len, a, lda, mag, true); break;
-    case 3: wide_tile<R, 3>(rows, ahead, q, len, a, lda, mag, true); break;
-    case 2: wide_tile<R, 2>(rows, ahead, q, len, a, lda, mag, true); break;
-    case 1: wide_tile<R, 1>(rows, ahead, q, len, a, lda, mag, true); break;
-    default: wide_tile<R, 0>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 10: wide_tile<R, 10, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 9: wide_tile<R, 9, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 8: wide_tile<R, 8, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 7: wide_tile<R, 7, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 6: wide_tile<R, 6, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 5: wide_tile<R, 5, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 4: wide_tile<R, 4, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 3: wide_tile<R, 3, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 2: wide_tile<R, 2, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    case 1: wide_tile<R, 1, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
+    default: wide_tile<R, 0, kUnit>(rows, ahead, q, len, a, lda, mag, true); break;
   }
 }
 static_assert(kWideProbes == 10, "wide_tiles' cases");
@@ -477,15 +490,17 @@ static_assert(kWideProbes == 10, "wide_tiles' cases");
 /// The FP32 probes regrouped for wide_rows, block after block (wide_block_end):
 /// nv + 1 rows of kWideBlock floats each (a block of 16 r columns and zeros), the probes and then the magnitude
 /// weights (zeros without wa), zero past the block's end. Kept per calling thread.
-const float* pack_probes(const ThinPass& ps, std::int64_t head) {
+/// *unit: whether every magnitude weight is 1 (checked while they are copied).
+const float* pack_probes(const ThinPass& ps, bool* unit) {
   thread_local std::vector<float> packed;
   const std::int64_t n = ps.m->cols, stride = (ps.nv + 1) * kWideBlock;
   const std::int64_t width = 16 * fp32_roundings(ps);  // columns per block, at most kWideBlock
-  const std::int64_t blocks = (head > 0 ? 1 : 0) + (n - head + width - 1) / width;
+  const std::int64_t blocks = (n + width - 1) / width;
   packed.resize(static_cast<std::size_t>(std::max<std::int64_t>(1, blocks * stride)));
   float* pk = packed.data();
+  bool ones = ps.wa != nullptr;
   for (std::int64_t j0 = 0; j0 < n; pk += stride) {
-    const std::int64_t j1 = wide_block_end(ps, j0, head, n);
+    const std::int64_t j1 = wide_block_end(ps, j0, n);
     for (int p = 0; p <= ps.nv; ++p) {
       float* row = pk + p * kWideBlock;
       const float* from = p < ps.nv ? ps.vf + p * ps.ldv : ps.wa;
@@ -493,15 +508,42 @@ const float* pack_probes(const ThinPass& ps, std::int64_t head) {
       else std::fill(row, row + (j1 - j0), 0.0f);
       std::fill(row + (j1 - j0), row + kWideBlock, 0.0f);
     }
+    if (ones)
+      for (std::int64_t j = j0; j < j1; ++j) ones = ones && ps.wa[j] == 1.0f;
     j0 = j1;
   }
+  *unit = ones;
   return packed.data();
+}
+
+/// out[p * ldo + i] for the eight rows i0 + t, t < 8, of probe p: the sums of
+/// each row's eight FP64 lanes (acc[t * nv + p]), reduced together in the
+/// order of hsum8d (the same sums, bit for bit) and stored as one vector.
+KC_WIDE void store_sums8(const V8* acc, int nv, int p, double* out) {
+  typedef std::int64_t L8 __attribute__((vector_size(64)));
+  constexpr L8 kEven{0, 8, 2, 10, 4, 12, 6, 14}, kOdd{1, 9, 3, 11, 5, 13, 7, 15};
+  constexpr L8 kLo{0, 1, 4, 5, 8, 9, 12, 13}, kHi{2, 3, 6, 7, 10, 11, 14, 15};
+  V8 t[4];
+  for (int q = 0; q < 4; ++q) {
+    const V8 a = acc[(2 * q) * nv + p], b = acc[(2 * q + 1) * nv + p];
+    // (a0 + a1, b0 + b1, a2 + a3, b2 + b3, ...)
+    t[q] = __builtin_shuffle(a, b, kEven) + __builtin_shuffle(a, b, kOdd);
+  }
+  // t[q]'s pairs of lanes: (a01, b01), (a23, b23), (a45, b45), (a67, b67) for rows a = 2q, b = 2q + 1.
+  // Pairs 0 and 2 against 1 and 3 of two such: (r0 0-3, r1 0-3), (r0 4-7, r1 4-7), (r2 0-3, r3 0-3),
+  // (r2 4-7, r3 4-7) for four rows; the same again gives (r0, r1), ..., (r6, r7), each
+  // (0-3) + (4-7), as hsum8d.
+  const V8 u0 = __builtin_shuffle(t[0], t[1], kLo) + __builtin_shuffle(t[0], t[1], kHi);
+  const V8 u1 = __builtin_shuffle(t[2], t[3], kLo) + __builtin_shuffle(t[2], t[3], kHi);
+  const V8 sums = __builtin_shuffle(u0, u1, kLo) + __builtin_shuffle(u0, u1, kHi);
+  std::memcpy(out, &sums, sizeof sums);
 }
 
 /// Rows [rb, re) of the dot form on the 16-lane FP32 path: panels of kPanel
 /// rows walked block by block (wide_block_end; probes packed by pack_probes).
+template <bool kUnit>
 __attribute__((target("avx512f,avx2,fma"))) void wide_rows(const ThinPass& ps, std::int64_t rb, std::int64_t re,
-                                                           const float* packed, std::int64_t head) {
+                                                           const float* packed) {
   const MatrixRef& m = *ps.m;
   const int nv = ps.nv;
   const std::int64_t n = m.cols, stride = (nv + 1) * kWideBlock;
@@ -513,25 +555,28 @@ __attribute__((target("avx512f,avx2,fma"))) void wide_rows(const ThinPass& ps, s
     for (auto& g : mag) g = F16{};
     const float* pk = packed;
     for (std::int64_t j0 = 0; j0 < n; pk += stride) {
-      const std::int64_t j1 = wide_block_end(ps, j0, head, n);
+      const std::int64_t j1 = wide_block_end(ps, j0, n);
       std::int64_t i = i0;
       for (; i + 2 <= i1; i += 2) {
         const float* rows[2] = {m.data + i * m.ld + j0, m.data + (i + 1) * m.ld + j0};
         const float* ahead[2] = {rows[0] + kAhead * m.ld, rows[1] + kAhead * m.ld};
-        wide_tiles<2>(rows, i + 1 + kAhead < re ? ahead : nullptr, pk, nv, j1 - j0, acc + (i - i0) * nv, nv,
-                      mag + (i - i0));
+        wide_tiles<2, kUnit>(rows, i + 1 + kAhead < re ? ahead : nullptr, pk, nv, j1 - j0, acc + (i - i0) * nv, nv,
+                             mag + (i - i0));
       }
       if (i < i1) {
         const float* rows[1] = {m.data + i * m.ld + j0};
-        wide_tiles<1>(rows, nullptr, pk, nv, j1 - j0, acc + (i - i0) * nv, nv, mag + (i - i0));
+        wide_tiles<1, kUnit>(rows, nullptr, pk, nv, j1 - j0, acc + (i - i0) * nv, nv, mag + (i - i0));
       }
       j0 = j1;
     }
-    for (std::int64_t i = i0; i < i1; ++i) {
-      double sums[kMaxPassVectors];
-      for (int p = 0; p < nv; ++p) sums[p] = hsum8d(acc[(i - i0) * nv + p]);
-      finish_row(ps, i, sums, hsum16(mag[i - i0]));
-    }
+    // The row sums: eight rows of a probe at a time where the panel has them
+    // (one reduction for eight, one store), one row at a time otherwise.
+    std::int64_t i = i0;
+    for (; i + 8 <= i1; i += 8)
+      for (int p = 0; p < nv; ++p) store_sums8(acc + (i - i0) * nv, nv, p, ps.out + p * ps.ldo + i);
+    for (; i < i1; ++i)
+      for (int p = 0; p < nv; ++p) ps.out[p * ps.ldo + i] = hsum8d(acc[(i - i0) * nv + p]);
+    for (i = i0; i < i1; ++i) finish_row(ps, i, nullptr, hsum16(mag[i - i0]));
   }
 }
 
@@ -818,9 +863,12 @@ bool thin_pass(const ThinPass& ps) {
   if (!ps.transposed) {
     const Fp32Kernel kernel = ps.vf != nullptr && !ps.abs_rows ? fp32_kernel() : Fp32Kernel::kNone;
     if (kernel == Fp32Kernel::kAvx512) {
-      const std::int64_t head = unaligned_head(m, 64);
-      const float* packed = pack_probes(ps, head);
-      parallel_for(m.rows, threads, kPanel, [&](std::int64_t b, std::int64_t e) { wide_rows(ps, b, e, packed, head); });
+      bool unit = false;
+      const float* packed = pack_probes(ps, &unit);
+      parallel_for(m.rows, threads, kPanel, [&](std::int64_t b, std::int64_t e) {
+        if (unit) wide_rows<true>(ps, b, e, packed);
+        else wide_rows<false>(ps, b, e, packed);
+      });
       return true;
     }
     const bool f32 = kernel == Fp32Kernel::kAvx2;
