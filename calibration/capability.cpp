@@ -14,6 +14,11 @@
 //   calib.cap_fp32_request_strict   good: strict FP32, as declared, no path report
 //   calib.cap_bf16_request_strict   a "bf16 math" GEMM whose bf16 path never runs (strict FP32), no path report
 //   calib.cap_bf16_request_served   the bf16 path as requested (inputs rounded to bf16, FP32 accumulation)
+//   calib.cap_align16_silent        bad: declares 16-byte alignment and RAISE, loads A and B from the 16-byte
+//                                   boundary at or below their pointers (an aligned-load kernel), no check
+//   calib.cap_align16_raise         good: raises on an operand that is not 16-byte aligned
+//   calib.cap_align16_fallback      declares FALLBACK: its unaligned path serves misaligned operands
+//   calib.cap_align_any             declares alignment any: unaligned loads throughout
 // The last two fail any 1e-2 allclose against FP32 once the bf16 path runs, so
 // they are not a trio; tests/unit/engine/capability_test.cpp judges them.
 #include <algorithm>
@@ -126,6 +131,51 @@ Status rounded_input_gemm(Call& call, DType inputs) {
   return ok_status();
 }
 
+/// An operand pointer moved down to the 16-byte boundary at or below it: what
+/// a kernel written for aligned operands (aligned vector loads on an address
+/// it assumes aligned) reads from.
+template <typename T>
+const T* aligned_down(const T* p) {
+  return reinterpret_cast<const T*>(reinterpret_cast<std::uintptr_t>(p) / 16 * 16);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+enum class AlignDispatch { kSilent, kRaise, kFallback, kAny };
+
+/// A GEMM declared for 16-byte aligned operands. Its aligned path loads A and
+/// B from their pointers rounded down to 16 bytes (stores to C are
+/// unaligned): right on aligned operands, the wrong elements on others.
+Status align16_gemm(Call& call, AlignDispatch dispatch) {
+  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+  const bool aligned = aligned16(g.a) && aligned16(g.b) && aligned16(g.c);
+  if (dispatch == AlignDispatch::kAny || (!aligned && dispatch == AlignDispatch::kFallback)) {
+    plain_gemm_on(g);
+    report_selected_path("unaligned");
+    return ok_status();
+  }
+  if (!aligned && dispatch == AlignDispatch::kRaise)
+    return kernel_raised("unsupported alignment: A, B and C must be 16-byte aligned (A at " +
+                         std::to_string(reinterpret_cast<std::uintptr_t>(g.a) % 16) + ", B at " +
+                         std::to_string(reinterpret_cast<std::uintptr_t>(g.b) % 16) + ", C at " +
+                         std::to_string(reinterpret_cast<std::uintptr_t>(g.c) % 16) + " bytes past a 16-byte boundary)");
+  Gemm loads = g;
+  loads.a = aligned_down(g.a);
+  loads.b = aligned_down(g.b);
+  plain_gemm_on(loads);
+  report_selected_path("aligned16");
+  return ok_status();
+}
+
+Declaration align_decl(const char* name, const char* description, const char* alignment, const char* unsupported) {
+  Declaration d = calib_decl(name, "matmul", description);
+  d.extra["alignment"] = alignment;
+  d.extra["unsupported"] = unsupported;
+  d.extra["path"] = std::string(alignment) == "any" ? "unaligned" : "aligned16";
+  if (std::string(unsupported) == "FALLBACK") d.extra["fallback"] = "unaligned";
+  return d;
+}
+
 Declaration tile16_decl(const char* name, const char* description, const char* unsupported) {
   Declaration d = calib_decl(name, "matmul", description);
   d.shape_class = "multiple_of(16, M, N, K)";
@@ -200,6 +250,26 @@ void add_capability_impls(ImplList& out) {
     const DType runs = r.runs;
     add(out, std::move(d), [runs](Call& call) { return rounded_input_gemm(call, runs); });
   }
+  add(out,
+      align_decl("calib.cap_align16_silent",
+                 "KC-CAP-ALIGN-01 bad: declares 16-byte aligned operands and unsupported = RAISE, but never checks: "
+                 "its aligned loads read a misaligned A or B from the 16-byte boundary below it, without an error",
+                 "16", "RAISE"),
+      [](Call& call) { return align16_gemm(call, AlignDispatch::kSilent); });
+  add(out,
+      align_decl("calib.cap_align16_raise",
+                 "KC-CAP-ALIGN-01 good: the aligned GEMM, raising on an operand that is not 16-byte aligned", "16",
+                 "RAISE"),
+      [](Call& call) { return align16_gemm(call, AlignDispatch::kRaise); });
+  add(out,
+      align_decl("calib.cap_align16_fallback",
+                 "the aligned GEMM on 16-byte aligned operands, its declared unaligned path on the others", "16",
+                 "FALLBACK"),
+      [](Call& call) { return align16_gemm(call, AlignDispatch::kFallback); });
+  add(out,
+      align_decl("calib.cap_align_any", "a GEMM with unaligned loads throughout: declares alignment any", "any",
+                 "RAISE"),
+      [](Call& call) { return align16_gemm(call, AlignDispatch::kAny); });
   add(out,
       dense_decl("calib.cap_dense_raise",
                  "KC-CAP-LAYOUT-01 good: the dense GEMM, raising on a padded leading dimension"),

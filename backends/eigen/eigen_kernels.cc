@@ -366,7 +366,12 @@ int32_t run_unary(const kc_call* call, char* msg, size_t size, void*) {
 #define KC_ELEM "determinism = BITWISE, nan = IEEE_PROPAGATE, denormal = IEEE"
 // run_matmul returns before Eigen is called when alpha == 0, and gemm() uses
 // `C = alpha A B` (C not read) when beta == 0: rules of kc's adapter, not of Eigen.
-#define KC_GEMM KC_ACC ", alpha_zero = AB_NOT_READ, beta_zero = C_NOT_READ"
+// alignment = any: run_matmul maps A, B and C with MapOptions 0, Unaligned,
+// which the Eigen 3.4 Map class reference gives as the default (an aligned
+// Map is opt-in: Aligned16 ... Aligned128).
+#define KC_GEMM                                                                                      \
+  KC_ACC ", alpha_zero = AB_NOT_READ, beta_zero = C_NOT_READ, alignment = any, source = Eigen 3.4 " \
+         "Map class reference: MapOptions default Unaligned (run_matmul maps with MapOptions 0)"
 // Extreme magnitudes (contracts/range), what these kernels' code does: mean,
 // variance and norm2 sum values or squares in float unscaled (Eigen documents
 // norm() as sqrt(squaredNorm()) and offers stableNorm()/blueNorm() as the

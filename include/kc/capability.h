@@ -9,7 +9,9 @@
 // Impl::run, the worker takes it when run returns (kc/isolate.h, Outcome::path).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "kc/declaration.h"
 #include "kc/op.h"
 #include "kc/status.h"
+#include "kc/tensor.h"
 
 namespace kc {
 
@@ -40,16 +43,63 @@ struct ShapeClass {
 /// what is expected.
 Result<ShapeClass> parse_shape_class(std::string_view text);
 
+/// Placement: a call may ask for a tensor's first element to start a given
+/// number of bytes past a kPlacementBase-byte boundary, with the config key
+/// `misalign_<tensor>` (misalign_A = 4: A one FP32 element off a 64-byte
+/// line). The worker places the tensor so inside its guarded buffer (guard
+/// pages and canaries still around it); a kernel run in kc's process gets a
+/// copy so placed for the call. A tensor without the key starts where kc puts
+/// it by default: 16-byte aligned (guard.h; operator new in-process).
+inline constexpr std::size_t kPlacementBase = 64;
+inline constexpr std::size_t kDefaultAlignment = 16;
+inline constexpr char kPlacementPrefix[] = "misalign_";
+
+/// Whether `key` is a placement key (misalign_<TENSOR>) of one of `tensors`.
+bool is_placement_key(std::string_view key, const std::vector<std::string>& tensors);
+/// The placement the call asks for its k-th tensor (bytes past a
+/// kPlacementBase boundary), nullopt where it asks none; a value that is not
+/// an integer in [0, kPlacementBase) is kInvalidArgument.
+Result<std::optional<std::size_t>> requested_placement(const Call& call, std::size_t k);
+/// The alignment (bytes, a power of two) a tensor so placed is guaranteed:
+/// the largest power of two dividing the placement (kPlacementBase for 0);
+/// kDefaultAlignment without one.
+std::size_t placed_alignment(std::optional<std::size_t> placement);
+
+/// For a kernel run in kc's own process: while it lives, every tensor of the
+/// call with a placement key is a view of a copy at that placement; at the
+/// end what the kernel left there is copied back and the call's own tensors
+/// return. status() is the first bad placement value (nothing moved then).
+class PlacedTensors {
+ public:
+  explicit PlacedTensors(Call& call);
+  ~PlacedTensors();
+  PlacedTensors(const PlacedTensors&) = delete;
+  PlacedTensors& operator=(const PlacedTensors&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  struct Moved {
+    std::size_t k;
+    Tensor own;
+    std::byte* block;
+  };
+  Call& call_;
+  Status status_;
+  std::vector<Moved> moved_;
+};
+
 /// Where a call falls outside a declared capability.
 struct CapabilityGap {
-  std::string key;  ///< the declaration key it is outside of: "shape_class" or "layouts"; empty: inside
+  std::string key;  ///< the declaration key it is outside of: "shape_class", "layouts" or "alignment"; empty: inside
   std::string why;  ///< one line: "K = 17 is not a multiple of 16 (shape_class multiple_of(16))"
   bool inside() const { return key.empty(); }
 };
 
 /// Whether `call` is inside the capability `decl` declares (shape_class,
-/// layouts), and if not, why. A shape class kc cannot parse, or one naming a
-/// size the call does not set, is kInvalidArgument.
+/// layouts, alignment), and if not, why. A shape class kc cannot parse, or one
+/// naming a size the call does not set, an alignment that is neither `any` nor
+/// a power of two up to kPlacementBase, or a bad placement value, is
+/// kInvalidArgument.
 Result<CapabilityGap> capability_gap(const Declaration& decl, const Call& call);
 
 /// Whether `path` matches a declared path pattern: alternatives separated by

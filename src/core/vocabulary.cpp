@@ -153,10 +153,15 @@ constexpr WordInfo kDeclarationKeys[] = {
      "the tensor layouts the impl supports: CONTIGUOUS (dense row-major strides only) or STRIDED (any positive "
      "strides, padded leading dimensions included); judged by declared_policy unsupported",
      "CONTIGUOUS|STRIDED"},
+    {"alignment", "",
+     "the base-pointer alignment the impl supports: any (every element-aligned pointer) or the bytes every tensor's "
+     "first element must be aligned to (a power of two up to 64); probed with misalign_<tensor> placements and "
+     "judged by declared_policy unsupported (kc/capability.h)",
+     ""},
     {"unsupported", "",
-     "what the impl does with an input outside its declared capability (shape_class, layouts): RAISE (reports an "
-     "error), FALLBACK (runs its declared fallback, which must compute the op correctly) or UNDEFINED (no promise: "
-     "the caller must not pass one)",
+     "what the impl does with an input outside its declared capability (shape_class, layouts, alignment): RAISE "
+     "(reports an error), FALLBACK (runs its declared fallback, which must compute the op correctly) or UNDEFINED "
+     "(no promise: the caller must not pass one)",
      "RAISE|FALLBACK|UNDEFINED"},
     {"fallback", "",
      "the implementation path the impl runs outside its capability or when its library cannot serve the declared "
@@ -228,9 +233,10 @@ constexpr WordInfo kPolicies[] = {
      "accumulator_bits and arithmetic probes check a declared accumulator)",
      ""},
     {"unsupported", "",
-     "inside the declared capability (shape_class, layouts) the outputs are within the tolerance; outside it the "
-     "impl raises (unsupported = RAISE) or its declared fallback computes within the tolerance (FALLBACK); a wrong "
-     "result returned quietly is CAPABILITY_VIOLATION, a path other than the declared fallback SILENT_FALLBACK",
+     "inside the declared capability (shape_class, layouts, alignment) the outputs are within the tolerance; "
+     "outside it the impl raises (unsupported = RAISE) or its declared fallback computes within the tolerance "
+     "(FALLBACK); a wrong result returned quietly is CAPABILITY_VIOLATION, a path other than the declared fallback "
+     "SILENT_FALLBACK",
      ""},
     {"path", "",
      "the implementation path the impl reports for each call (kc/capability.h) matches its declared path "

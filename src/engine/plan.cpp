@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "kc/capability.h"
 #include "lang/clauses.h"
 
 namespace kc::engine {
@@ -43,7 +44,10 @@ std::string shell_quote(const std::string& s) {
 bool is_known_param(const Op& op, const std::string& name) {
   for (const auto& p : op.params())
     if (p.name == name) return true;
-  return name == "schedule";
+  // misalign_<tensor>: where the worker places that tensor (kc/capability.h).
+  std::vector<std::string> tensors;
+  for (const auto& t : op.signature()) tensors.push_back(t.name);
+  return name == "schedule" || is_placement_key(name, tensors);
 }
 
 bool any_op_has_param(const std::vector<std::string>& op_names, const std::string& name) {

@@ -23,9 +23,12 @@ std::size_t round_up(std::size_t v, std::size_t m) { return (v + m - 1) / m * m;
 
 }  // namespace
 
-Status make_guarded(std::size_t nbytes, GuardedBuffer* out) {
+Status make_guarded(std::size_t nbytes, GuardedBuffer* out, std::optional<std::size_t> placement) {
+  if (placement && *placement >= kPlacementBase)
+    return {StatusCode::kInvalidArgument, "a placement of " + std::to_string(*placement) + " bytes: it must be below " +
+                                              std::to_string(kPlacementBase)};
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t body = round_up(nbytes + kFrontCanaryBytes + kDataAlignment, page);
+  const std::size_t body = round_up(nbytes + kFrontCanaryBytes + 2 * kPlacementBase, page);
   const std::size_t total = body + 2 * page;
   void* m = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) {
@@ -39,7 +42,16 @@ Status make_guarded(std::size_t nbytes, GuardedBuffer* out) {
   b.body = b.map + page;
   b.rear = b.body + body;
   const auto end = reinterpret_cast<std::uintptr_t>(b.rear);
-  b.data = reinterpret_cast<std::byte*>((end - nbytes) / kDataAlignment * kDataAlignment);
+  if (placement) {
+    // The last address at or below end - nbytes that is `placement` past a
+    // kPlacementBase boundary.
+    const std::uintptr_t last = end - nbytes;
+    std::uintptr_t at = last / kPlacementBase * kPlacementBase + *placement;
+    if (at > last) at -= kPlacementBase;
+    b.data = reinterpret_cast<std::byte*>(at);
+  } else {
+    b.data = reinterpret_cast<std::byte*>((end - nbytes) / kDataAlignment * kDataAlignment);
+  }
   b.nbytes = nbytes;
   if (mprotect(b.map, page, PROT_NONE) != 0 || mprotect(b.rear, page, PROT_NONE) != 0) {
     const std::string why = std::strerror(errno);

@@ -19,6 +19,7 @@ namespace kc::isolate::detail {
 
 inline constexpr std::size_t kDataAlignment = 16;
 inline constexpr std::size_t kFrontCanaryBytes = 64;
+inline constexpr std::size_t kPlacementBase = 64;  ///< kc/capability.h kPlacementBase
 
 enum class Side { kBefore, kAfter };
 
@@ -36,8 +37,10 @@ struct GuardedBuffer {
 };
 
 /// Maps a guarded buffer for nbytes of data (0 is allowed: data then points at
-/// the rear guard page, so any access faults).
-Status make_guarded(std::size_t nbytes, GuardedBuffer* out);
+/// the rear guard page, so any access faults). With a placement (below
+/// kPlacementBase) the data starts that many bytes past a kPlacementBase-byte
+/// boundary; without one it is 16-byte aligned.
+Status make_guarded(std::size_t nbytes, GuardedBuffer* out, std::optional<std::size_t> placement = std::nullopt);
 void free_guarded(GuardedBuffer* buffer);
 
 /// Writes the canary pattern into the slack before and the gap after the data.

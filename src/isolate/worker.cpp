@@ -640,7 +640,10 @@ constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  
   static std::vector<GuardRange> guards;
   guards.resize(tmpl.tensors.size());
   for (std::size_t i = 0; i < tmpl.tensors.size(); ++i) {
-    if (Status s = detail::make_guarded(tmpl.tensors[i].nbytes(), &guards[i].buffer); !s.ok())
+    // misalign_<tensor> asks for the tensor at an offset from a 64-byte line (kc/capability.h).
+    const Result<std::optional<std::size_t>> placement = requested_placement(tmpl, i);
+    if (!placement.ok()) setup_failed(placement.status().message());
+    if (Status s = detail::make_guarded(tmpl.tensors[i].nbytes(), &guards[i].buffer, *placement); !s.ok())
       setup_failed("guarded buffer for " + tmpl.names[i] + ": " + s.message());
     guards[i].data_begin = reinterpret_cast<std::uintptr_t>(guards[i].buffer.data);
     guards[i].data_end = guards[i].data_begin + guards[i].buffer.nbytes;
@@ -975,6 +978,12 @@ Outcome Worker::run_once(Call& call) {
     // environment (as on a worker's fresh thread), and whatever it leaves (FTZ,
     // DAZ, a rounding mode) ends with the scope: kc's arithmetic stays kc's.
     const FpEnvScope fp_env;
+    // Tensors the call places off kc's default alignment (misalign_<tensor>).
+    const PlacedTensors placed(call);
+    if (!placed.status().ok()) {
+      o.status = placed.status();
+      return o;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     memcheck::mark_kernel_begin();  // under valgrind: the window its errors are counted in
     take_selected_path();  // a report left by an earlier, failed call is not this call's

@@ -3,6 +3,8 @@
 #include "kc/capability.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace kc {
@@ -80,7 +82,94 @@ bool contiguous(const Tensor& t) {
   return true;
 }
 
+/// The declared alignment: 0 for `any`, else a power of two in bytes.
+Result<std::size_t> declared_alignment(const std::string& text) {
+  std::string v = trim(text);
+  for (char& ch : v) ch = lower(ch);
+  if (v == "any") return std::size_t{0};
+  std::size_t n = 0, used = 0;
+  try {
+    n = static_cast<std::size_t>(std::stoull(v, &used));
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || n == 0 || (n & (n - 1)) != 0 || n > kPlacementBase)
+    return invalid_argument("alignment = " + text + ": expected any, or the bytes the impl needs its pointers "
+                            "aligned to: a power of two up to " + std::to_string(kPlacementBase) +
+                            " (kc places tensors at most " + std::to_string(kPlacementBase) + "-byte aligned)");
+  return n;
+}
+
 }  // namespace
+
+bool is_placement_key(std::string_view key, const std::vector<std::string>& tensors) {
+  const std::string_view prefix = kPlacementPrefix;
+  if (key.substr(0, prefix.size()) != prefix) return false;
+  const std::string_view name = key.substr(prefix.size());
+  for (const std::string& t : tensors)
+    if (t == name) return true;
+  return false;
+}
+
+Result<std::optional<std::size_t>> requested_placement(const Call& call, std::size_t k) {
+  const std::string key = kPlacementPrefix + call.names.at(k);
+  const auto it = call.config.params.find(key);
+  if (it == call.config.params.end()) return std::optional<std::size_t>{};
+  const std::string v = trim(it->second);
+  std::size_t n = 0, used = 0;
+  try {
+    n = static_cast<std::size_t>(std::stoull(v, &used));
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (v.empty() || used != v.size() || v[0] == '-' || n >= kPlacementBase)
+    return invalid_argument(key + " = " + it->second + ": expected the bytes past a " +
+                            std::to_string(kPlacementBase) + "-byte boundary the tensor starts at, 0 to " +
+                            std::to_string(kPlacementBase - 1));
+  return std::optional<std::size_t>{n};
+}
+
+std::size_t placed_alignment(std::optional<std::size_t> placement) {
+  if (!placement) return kDefaultAlignment;
+  if (*placement == 0) return kPlacementBase;
+  return *placement & (~*placement + 1);  // the lowest set bit
+}
+
+PlacedTensors::PlacedTensors(Call& call) : call_(call) {
+  for (std::size_t k = 0; k < call.tensors.size(); ++k) {
+    auto p = requested_placement(call, k);
+    if (!p.ok()) {
+      status_ = p.status();
+      return;
+    }
+  }
+  for (std::size_t k = 0; k < call.tensors.size(); ++k) {
+    const std::optional<std::size_t> p = *requested_placement(call, k);
+    if (!p) continue;
+    Tensor& t = call.tensors[k];
+    const std::size_t n = t.nbytes();
+    auto* block = static_cast<std::byte*>(std::aligned_alloc(kPlacementBase, (n / kPlacementBase + 2) * kPlacementBase));
+    if (!block) {
+      status_ = Status{StatusCode::kResourceExhausted, "cannot place " + call.names[k] + " for the call"};
+      return;
+    }
+    if (n > 0) std::memcpy(block + *p, t.raw(), n);
+    Tensor view = Tensor::view(t, block + *p);
+    moved_.push_back({k, std::move(t), block});
+    t = std::move(view);
+  }
+}
+
+PlacedTensors::~PlacedTensors() {
+  for (Moved& m : moved_) {
+    Tensor& now = call_.tensors[m.k];
+    // What the kernel left in the placed copy (or in a tensor it put there
+    // itself, if it has the same size) is the call's.
+    if (now.nbytes() == m.own.nbytes() && m.own.nbytes() > 0) std::memcpy(m.own.raw(), now.raw(), m.own.nbytes());
+    now = std::move(m.own);
+    std::free(m.block);
+  }
+}
 
 Result<ShapeClass> parse_shape_class(std::string_view text) {
   ShapeClass sc;
@@ -152,6 +241,25 @@ Result<CapabilityGap> capability_gap(const Declaration& decl, const Call& call) 
         return CapabilityGap{"layouts",
                              call.names[k] + " has strides (" + strides + "), not dense row-major (layouts = CONTIGUOUS)"};
       }
+  }
+  const std::string alignment = decl.get("alignment");
+  if (!alignment.empty()) {
+    KC_ASSIGN_OR_RETURN(const std::size_t need, declared_alignment(alignment));
+    for (std::size_t k = 0; k < call.tensors.size(); ++k) {
+      KC_ASSIGN_OR_RETURN(const std::optional<std::size_t> p, requested_placement(call, k));
+      const std::size_t has = placed_alignment(p);
+      const std::size_t element = dtype_info(call.tensors[k].dtype()).storage_bytes;
+      const std::string where = p ? call.names[k] + " starts " + std::to_string(*p) + " bytes past a " +
+                                        std::to_string(kPlacementBase) + "-byte boundary"
+                                  : call.names[k] + " is where kc puts it by default, " +
+                                        std::to_string(kDefaultAlignment) + "-byte aligned";
+      if (need == 0 && has % element != 0)
+        return CapabilityGap{"alignment", where + ", not a multiple of its " + std::to_string(element) +
+                                              "-byte element (alignment = any covers element-aligned pointers)"};
+      if (need > 0 && has < need)
+        return CapabilityGap{"alignment", where + " (" + std::to_string(has) + "-byte aligned), where alignment = " +
+                                              alignment + " needs " + std::to_string(need)};
+    }
   }
   return CapabilityGap{};
 }

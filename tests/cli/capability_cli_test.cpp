@@ -1,5 +1,6 @@
 // End-to-end: the capability contracts (contracts/capability) separate their
-// calibration trios, name the violation with the declaration it breaks, and
+// calibration trios, name the violation with the declaration it breaks (a
+// shape class, an alignment), and
 // report oneDNN's strict kernel under a bf16 request as a fallback with its
 // reason (where the oneDNN backend is built).
 #include <gtest/gtest.h>
@@ -18,7 +19,7 @@ std::string src(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/
 TEST(CapabilityCli, EveryCapabilityContractSeparatesItsTrio) {
   const CommandRun r = run_kc("calibrate " + src("contracts/capability"));
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("12 of 12 calibration states right"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("15 of 15 calibration states right"), std::string::npos) << r.out;
 }
 
 TEST(CapabilityCli, AQuietWrongResultOutsideTheClassIsNamedWithTheKeyItBreaks) {
@@ -30,6 +31,26 @@ TEST(CapabilityCli, AQuietWrongResultOutsideTheClassIsNamedWithTheKeyItBreaks) {
       << r.out;
   EXPECT_NE(r.out.find("K = 33 is not a multiple of 16"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("violation KC-CAP-SHAPE-01 × calib.cap_tile16_raise"), std::string::npos) << r.out;
+}
+
+// misalign_<tensor> places an operand off the declared alignment inside its
+// guarded buffer: a kernel whose aligned loads read it from the boundary below
+// is named with the placement; one that raises, takes its declared fallback or
+// claims any alignment (Eigen's unaligned Map) and computes right conforms.
+TEST(CapabilityCli, AMisalignedOperandReadQuietlyIsNamedWithItsPlacement) {
+  const CommandRun r = run_kc("check " + src("contracts/capability/KC-CAP-ALIGN-01.kc") +
+                              " --impl calib.cap_align16_silent --impl calib.cap_align16_raise"
+                              " --impl calib.cap_align16_fallback --impl calib.cap_align_any");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("violation KC-CAP-ALIGN-01 × calib.cap_align16_silent: CAPABILITY_VIOLATION(alignment)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("A starts 4 bytes past a 64-byte boundary (4-byte aligned), where alignment = 16 needs 16"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("3 conforming, 1 violation"), std::string::npos) << r.out;
+  // The repro line carries the placement.
+  EXPECT_NE(r.out.find("misalign_A="), std::string::npos) << r.out;
 }
 
 TEST(CapabilityCli, AMisroutedSupportedShapeIsASilentFallbackWithItsReason) {

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include "kc/capability.h"
 #include "kc/engine.h"
+#include "kc/isolate.h"
 #include "kc/lang.h"
 
 namespace kc::engine {
@@ -286,6 +288,209 @@ TEST(CapabilityLanguage, PolicySetsTakeTheirOwnValues) {
     for (const auto& d : r.diagnostics) said += "\n" + d.render();
     EXPECT_NE(said.find(expect), std::string::npos) << text << ":\n" << said;
   }
+}
+
+// --- Alignment: placement of a call's tensors, the gap, the judge.
+
+Call placed_call(std::map<std::string, std::string> placement) {
+  Call c = matmul_call(16, 16, 16);
+  for (auto& [k, v] : placement) c.config.params[k] = v;
+  return c;
+}
+
+TEST(CapabilityAlignment, APlacementGuaranteesItsLowestSetBit) {
+  EXPECT_EQ(placed_alignment(std::nullopt), kDefaultAlignment);
+  EXPECT_EQ(placed_alignment(0), kPlacementBase);
+  EXPECT_EQ(placed_alignment(4), 4u);
+  EXPECT_EQ(placed_alignment(8), 8u);
+  EXPECT_EQ(placed_alignment(48), 16u);
+  EXPECT_TRUE(is_placement_key("misalign_A", {"A", "B", "C"}));
+  EXPECT_FALSE(is_placement_key("misalign_X", {"A", "B", "C"}));
+  EXPECT_FALSE(is_placement_key("A", {"A", "B", "C"}));
+  for (const char* bad : {"64", "-4", "four", ""}) {
+    auto r = requested_placement(placed_call({{"misalign_A", bad}}), 0);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("misalign_A"), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(CapabilityAlignment, TheGapNamesTheMisplacedTensorAndTheDeclaredAlignment) {
+  Declaration d;
+  EXPECT_TRUE(capability_gap(d, placed_call({{"misalign_A", "4"}}))->inside());  // nothing declared
+  d.extra["alignment"] = "16";
+  EXPECT_TRUE(capability_gap(d, matmul_call(16, 16, 16))->inside());  // kc's default is 16-byte aligned
+  EXPECT_TRUE(capability_gap(d, placed_call({{"misalign_A", "32"}, {"misalign_C", "0"}}))->inside());
+  auto off = capability_gap(d, placed_call({{"misalign_A", "0"}, {"misalign_C", "4"}}));
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->key, "alignment");
+  EXPECT_NE(off->why.find("C starts 4 bytes past a 64-byte boundary (4-byte aligned), where alignment = 16 needs 16"),
+            std::string::npos)
+      << off->why;
+  // 64 is more than kc's default placement gives: an unplaced tensor is outside.
+  d.extra["alignment"] = "64";
+  auto unplaced = capability_gap(d, matmul_call(16, 16, 16));
+  EXPECT_EQ(unplaced->key, "alignment") << unplaced->why;
+  EXPECT_NE(unplaced->why.find("by default, 16-byte aligned"), std::string::npos) << unplaced->why;
+  // any: every element-aligned placement, not a half element.
+  d.extra["alignment"] = "ANY";
+  EXPECT_TRUE(capability_gap(d, placed_call({{"misalign_A", "4"}, {"misalign_B", "8"}}))->inside());
+  auto half = capability_gap(d, placed_call({{"misalign_A", "2"}}));
+  EXPECT_EQ(half->key, "alignment");
+  EXPECT_NE(half->why.find("not a multiple of its 4-byte element"), std::string::npos) << half->why;
+  // What kc cannot probe or read is not "inside".
+  for (const char* bad : {"128", "12", "sixteen"}) {
+    d.extra["alignment"] = bad;
+    EXPECT_FALSE(capability_gap(d, matmul_call(16, 16, 16)).ok()) << bad;
+  }
+  d.extra["alignment"] = "16";
+  EXPECT_FALSE(capability_gap(d, placed_call({{"misalign_A", "70"}})).ok());
+}
+
+/// Writes, for each of A, B and C, its address modulo 64 into C[0..2]; with
+/// `overrun`, also one element past C's end.
+class AddressImpl : public Impl {
+ public:
+  explicit AddressImpl(bool overrun) : overrun_(overrun) {
+    decl_.name = "test.address";
+    decl_.op = "matmul";
+    decl_.backend = "test";
+    decl_.dtypes = {DType::kF32};
+  }
+  const Declaration& declaration() const override { return decl_; }
+  Status run(Call& call) const override {
+    float* c = call.t("C").data<float>();
+    const char* names[] = {"A", "B", "C"};
+    for (int i = 0; i < 3; ++i)
+      c[i] = static_cast<float>(reinterpret_cast<std::uintptr_t>(call.t(names[i]).raw()) % kPlacementBase);
+    if (overrun_) c[call.t("C").storage_elems()] = 1.0f;
+    return ok_status();
+  }
+
+ private:
+  Declaration decl_;
+  bool overrun_;
+};
+
+TEST(CapabilityAlignment, TheKernelSeesEachTensorAtItsPlacementInAWorkerAndInProcess) {
+  for (isolate::Mode mode : {isolate::Mode::kProcess, isolate::Mode::kNone}) {
+    AddressImpl impl(false);
+    isolate::Worker worker(impl, mode, isolate::Limits{});
+    Call call = placed_call({{"misalign_A", "4"}, {"misalign_B", "0"}, {"misalign_C", "40"}});
+    call.t("A").set(5, 2.5);
+    const isolate::Outcome o = worker.run(call);
+    ASSERT_TRUE(o.status.ok()) << o.status.to_string();
+    ASSERT_FALSE(o.failure) << o.failure->to_string();
+    EXPECT_EQ(call.t("C").at(0), 4) << isolate::mode_name(mode);
+    EXPECT_EQ(call.t("C").at(1), 0) << isolate::mode_name(mode);
+    EXPECT_EQ(call.t("C").at(2), 40) << isolate::mode_name(mode);
+    // The call's own tensors are back, with the inputs as they were.
+    EXPECT_EQ(call.t("A").at(5), 2.5);
+    EXPECT_FALSE(call.t("A").is_view());
+  }
+}
+
+TEST(CapabilityAlignment, APlacedTensorKeepsItsGuards) {
+  AddressImpl impl(true);
+  isolate::Worker worker(impl, isolate::Mode::kProcess, isolate::Limits{});
+  for (const char* at : {"0", "4", "36"}) {
+    Call call = placed_call({{"misalign_C", at}});
+    const isolate::Outcome o = worker.run(call);
+    ASSERT_TRUE(o.failure.has_value()) << "misalign_C = " << at << ": a write past C went unseen";
+    EXPECT_EQ(o.failure->name, "GUARD_OVERWRITTEN") << o.failure->to_string();
+    ASSERT_FALSE(o.failure->args.empty());
+    EXPECT_EQ(o.failure->args[0], "C") << o.failure->to_string();
+  }
+}
+
+enum class Aligned { kSilent, kRaise, kAny, kAnyButWrong };
+
+/// A GEMM declaring an alignment; off 16 bytes it reads A from the boundary
+/// below (kSilent), raises (kRaise), or computes (kAny; kAnyButWrong drops
+/// the last K term there).
+class AlignImpl : public Impl {
+ public:
+  AlignImpl(Aligned b, const char* alignment, const char* unsupported) : b_(b) {
+    decl_.name = "test.align";
+    decl_.op = "matmul";
+    decl_.backend = "test";
+    decl_.dtypes = {DType::kF32};
+    decl_.accumulator = DType::kF32;
+    decl_.extra["alignment"] = alignment;
+    decl_.extra["unsupported"] = unsupported;
+  }
+  const Declaration& declaration() const override { return decl_; }
+  Status run(Call& call) const override {
+    const Tensor& a = call.t("A");
+    const Tensor& b = call.t("B");
+    Tensor& c = call.t("C");
+    const auto addr = reinterpret_cast<std::uintptr_t>(a.raw());
+    const bool off = addr % 16 != 0;
+    if (off && b_ == Aligned::kRaise) return kernel_raised("A is not 16-byte aligned");
+    const float* pa = off && b_ == Aligned::kSilent ? reinterpret_cast<const float*>(addr / 16 * 16)
+                                                      : a.data<float>();
+    const std::int64_t m = a.dim(0), k = a.dim(1), n = b.dim(1);
+    const std::int64_t k_end = off && b_ == Aligned::kAnyButWrong ? k - 1 : k;
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (std::int64_t p = 0; p < k_end; ++p)
+          acc += static_cast<double>(pa[i * k + p]) * b.data<float>()[p * n + j];
+        c.data<float>()[i * n + j] = static_cast<float>(acc);
+      }
+    return ok_status();
+  }
+
+ private:
+  Declaration decl_;
+  Aligned b_;
+};
+
+CaseResult judge_alignment(const Impl& impl, isolate::Mode mode = isolate::Mode::kProcess) {
+  auto r = lang::parse_kc(R"(
+contract T-ALIGN {
+  scope      matmul
+  pre        precision(A, B, C) in {FP32} and value_range(A, B) normal(0, 1)
+             and M in {16} and N in {16} and K in {16}
+             and misalign_A in {0, 4, 8, 32} and misalign_B in {0} and misalign_C in {0}
+  post       declared_policy unsupported in {RAISE, FALLBACK, UNDEFINED}
+  tolerance  bound gamma(K + 2, P) * |A||B|
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config; compute max policy_mismatches; pass if <= 0
+  violation  signature CAPABILITY_VIOLATION, MISSING_RAISE, UNEXPECTED_RAISE, TOLERANCE_EXCEEDED
+}
+)",
+                          "t.kc");
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
+  CheckRequest request;
+  request.isolation = mode;
+  BackendInfo backend;
+  backend.name = "test";
+  backend.available = true;
+  return run_case(r.document.contracts.at(0), "t.kc", impl, backend, request);
+}
+
+TEST(CapabilityAlignment, AMisalignedOperandReadFromTheWrongAddressIsACapabilityViolation) {
+  for (isolate::Mode mode : {isolate::Mode::kProcess, isolate::Mode::kNone}) {
+    const CaseResult r = judge_alignment(AlignImpl(Aligned::kSilent, "16", "RAISE"), mode);
+    EXPECT_EQ(r.verdict, Verdict::kViolation) << why(r);
+    EXPECT_TRUE(has_signature(r, "CAPABILITY_VIOLATION", "alignment")) << why(r);
+    EXPECT_NE(why(r).find("A starts 4 bytes past a 64-byte boundary"), std::string::npos) << why(r);
+    EXPECT_EQ(judge_alignment(AlignImpl(Aligned::kRaise, "16", "RAISE"), mode).verdict, Verdict::kConforming);
+  }
+}
+
+TEST(CapabilityAlignment, AnyAlignmentHoldsEveryPlacementToTheBound) {
+  EXPECT_EQ(judge_alignment(AlignImpl(Aligned::kAny, "any", "RAISE")).verdict, Verdict::kConforming);
+  // Right on aligned operands, wrong on the others: inside `any`, so beyond the bound.
+  const CaseResult wrong = judge_alignment(AlignImpl(Aligned::kAnyButWrong, "any", "RAISE"));
+  EXPECT_EQ(wrong.verdict, Verdict::kViolation) << why(wrong);
+  EXPECT_TRUE(has_signature(wrong, "TOLERANCE_EXCEEDED")) << why(wrong);
+  // Raising where it claims any alignment breaks the claim.
+  const CaseResult raised = judge_alignment(AlignImpl(Aligned::kRaise, "any", "RAISE"));
+  EXPECT_EQ(raised.verdict, Verdict::kViolation) << why(raised);
+  EXPECT_TRUE(has_signature(raised, "UNEXPECTED_RAISE")) << why(raised);
+  // UNDEFINED outside: the misaligned calls are not judged.
+  EXPECT_EQ(judge_alignment(AlignImpl(Aligned::kSilent, "16", "UNDEFINED")).verdict, Verdict::kConforming);
 }
 
 }  // namespace
