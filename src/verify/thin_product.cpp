@@ -488,8 +488,8 @@ KC_WIDE void wide_tiles(const float* const* rows, const float* const* ahead, con
 static_assert(kWideProbes == 10, "wide_tiles' cases");
 
 /// The FP32 probes regrouped for wide_rows, block after block (wide_block_end):
-/// nv + 1 rows of kWideBlock floats each (a block of 16 r columns and zeros), the probes and then the magnitude
-/// weights (zeros without wa), zero past the block's end. Kept per calling thread.
+/// nv + 1 rows of kWideBlock floats each (a block of at most 16 r columns), the probes and then the magnitude
+/// weights (zeros without wa), zero from the block's end to the next multiple of 16. Kept per calling thread.
 /// *unit: whether every magnitude weight is 1 (checked while they are copied).
 const float* pack_probes(const ThinPass& ps, bool* unit) {
   thread_local std::vector<float> packed;
@@ -506,7 +506,10 @@ const float* pack_probes(const ThinPass& ps, bool* unit) {
       const float* from = p < ps.nv ? ps.vf + p * ps.ldv : ps.wa;
       if (from != nullptr) std::copy(from + j0, from + j1, row);
       else std::fill(row, row + (j1 - j0), 0.0f);
-      std::fill(row + (j1 - j0), row + kWideBlock, 0.0f);
+      // Zeros up to the next 16 columns, what the masked last step reads (the
+      // rest of the kWideBlock row is never read: filling it all was ~3% of
+      // the check at n = 512, where a block is half of it).
+      std::fill(row + (j1 - j0), row + ((j1 - j0 + 15) & ~std::int64_t{15}), 0.0f);
     }
     if (ones)
       for (std::int64_t j = j0; j < j1; ++j) ones = ones && ps.wa[j] == 1.0f;
@@ -823,10 +826,18 @@ Pool* pool() {
   return p;
 }
 
-/// Runs body(begin, end) over [0, n) in `threads` contiguous pieces, each a multiple of `align`.
+/// Pieces per thread of a pass. The pieces are claimed one at a time, so with
+/// several per thread a worker that starts late (asleep, or its core taken by
+/// another process) takes fewer of them, and the caller the rest, instead of
+/// the caller waiting for the late worker's whole half (docs/verify.md, "Cost").
+constexpr int kPiecesPerThread = 4;
+
+/// Runs body(begin, end) over [0, n) in contiguous pieces (kPiecesPerThread per
+/// thread, each a multiple of `align`), on `threads` threads.
 template <typename F>
 void parallel_for(std::int64_t n, int threads, std::int64_t align, F body) {
-  const std::int64_t step = ((n + threads - 1) / threads + align - 1) / align * align;
+  const std::int64_t parts = static_cast<std::int64_t>(threads) * kPiecesPerThread;
+  const std::int64_t step = ((n + parts - 1) / parts + align - 1) / align * align;
   if (threads <= 1 || step >= n) {
     body(std::int64_t{0}, n);
     return;
@@ -874,10 +885,8 @@ bool thin_pass(const ThinPass& ps) {
     const bool f32 = kernel == Fp32Kernel::kAvx2;
     const DotFn dot = f32 ? dot32_avx2 : kAvx2 ? dot_avx2 : dot_base;
     parallel_for(m.rows, threads, kPanel, [&](std::int64_t b, std::int64_t e) {
-      // Aligned by hand: std::allocator does not honour the vector type's 32-byte alignment.
-      std::vector<double> store(static_cast<std::size_t>(4 * kPanel * std::max(1, ps.nv) + 4));
-      auto addr = reinterpret_cast<std::uintptr_t>(store.data());
-      dot(ps, b, e, reinterpret_cast<V4*>((addr + 31) & ~std::uintptr_t{31}));
+      V4 acc[kPanel * kMaxPassVectors];  // on the stack: no allocation per piece
+      dot(ps, b, e, acc);
     });
     return f32;
   }
