@@ -20,6 +20,8 @@
 #include <sstream>
 #include <thread>
 
+#include "kc/message.h"
+
 extern char** environ;
 
 namespace kc::backends::mpi {
@@ -174,8 +176,12 @@ Status Job::start(int world) {
   world_ = world;
   const double took = since(t0);
   launch_seconds_ += took;
-  if (options_.verbose)
-    std::fprintf(stderr, "kc: mpi: started an mpirun job of %d ranks in %.2f s (launch %d)\n", world, took, launches_);
+  if (options_.verbose) {
+    char line[128];
+    std::snprintf(line, sizeof line, "mpi: started an mpirun job of %d ranks in %.2f s (launch %d)", world, took,
+                  launches_);
+    say(line);
+  }
   return ok_status();
 }
 

@@ -23,7 +23,7 @@ struct JobOptions {
   int world = 32;           ///< ranks started (at least the largest K asked for)
   double timeout_s = 120;   ///< per request; a hung collective kills the job
   double start_timeout_s = 120;
-  bool verbose = false;     ///< one line on stderr per launch (KC_MPI_VERBOSE)
+  bool verbose = false;     ///< one message per launch, kc::say (KC_MPI_VERBOSE)
 };
 
 /// The mpirun command line for a job of `world` ranks serving `socket_path`.

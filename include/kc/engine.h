@@ -213,8 +213,9 @@ struct CheckResult {
   /// Files kc could not write ("FILE: why"): a trace record, a report. Any
   /// makes the exit code kInternal (kc/exit_code.h).
   std::vector<std::string> write_errors;
-  /// Run-wide notes, each also said once on stderr: what the memory budget
-  /// changed (fewer jobs at once, a lower per-worker limit), and how it is held.
+  /// Run-wide notes, each also said as it happens (kc/message.h): what the
+  /// memory budget changed (fewer jobs at once, a lower per-worker limit), how
+  /// it is held, what --resume read back.
   std::vector<std::string> notes;
   /// SIGINT or SIGTERM stopped the run (kc/interrupt.h): `cases` holds only
   /// what finished before it; exit code ExitCode::kInterrupted.

@@ -77,6 +77,16 @@ struct KernelLadder {
   Level reached = Level::kNone;   ///< highest level whose rung and all below passed
 };
 
+/// Where an opt-in L4 sweep stands (they run for minutes).
+struct SweepProgress {
+  enum class Domain { kFp32Patterns, kBf16Pairs };
+  std::string contract, impl;
+  Domain domain = Domain::kFp32Patterns;
+  std::uint64_t size = 0;  ///< inputs in the whole domain (2^32 patterns, or pairs)
+  double fraction = 0;     ///< of `size`, judged so far
+  double seconds = 0;      ///< since the sweep began
+};
+
 struct LadderRequest {
   engine::CheckRequest check;  ///< paths, --contract/--impl/--backend filters, seed, plugins, isolation
   Level up_to = Level::kExhaustive;
@@ -89,7 +99,9 @@ struct LadderRequest {
   double exhaustive_fraction = 1.0;  ///< of the opt-in domain, a leading slice (for timing)
   int threads = 0;                   ///< opt-in job threads; 0 = hardware concurrency
   std::string evidence_path;         ///< append one hash-chained record per rung (empty = none)
-  bool progress = false;             ///< opt-in job: coverage lines on stderr
+  /// Called while an opt-in sweep runs, every 256 chunks, from one of its job
+  /// threads (one call at a time); the library prints nothing. Empty: no calls.
+  std::function<void(const SweepProgress&)> on_progress;
 };
 
 struct LadderResult {

@@ -1,7 +1,6 @@
 // kc — a check run: load contracts, select impls, run every case, record each
 // verdict in the trace as soon as it exists.
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 
@@ -11,6 +10,7 @@
 #include "engine/select.h"
 #include "kc/engine.h"
 #include "kc/interrupt.h"
+#include "kc/message.h"
 #include "kc/report.h"
 
 namespace kc::engine {
@@ -58,7 +58,7 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
     }
     resumed = std::move(r).value();
     for (const auto& n : resumed->notes) {
-      std::fprintf(stderr, "kc: %s\n", n.c_str());
+      say(n);
       result.notes.push_back(n);
     }
   }

@@ -3,10 +3,8 @@
 #include "engine/schedule.h"
 
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +12,7 @@
 #include "engine/plan.h"
 #include "kc/engine.h"
 #include "kc/isolate.h"
+#include "kc/message.h"
 #include "kc/signature.h"
 
 namespace kc::engine {
@@ -46,13 +45,11 @@ int budgeted_jobs(int jobs, CheckRequest& request, std::vector<std::string>* not
     said.push_back("no cgroup holds the memory budget (" + b.cgroup_why_not +
                    "): it is kept by running fewer workers at once, each under its own limit");
   }
-  static std::mutex mu;
-  static std::set<std::string> once;
-  const std::lock_guard<std::mutex> lock(mu);
-  // On stderr when the budget changed something or was asked for; always in the report.
-  const bool say = !b.note.empty() || request.limits.budget_bytes > 0;
+  // Said as it happens (kc/message.h) when the budget changed something or was
+  // asked for; always in the report.
+  const bool tell = !b.note.empty() || request.limits.budget_bytes > 0;
   for (const auto& n : said) {
-    if (say && once.insert(n).second) std::fprintf(stderr, "kc: %s\n", n.c_str());
+    if (tell) say_once(n);
     if (notes) notes->push_back(n);
   }
   return b.jobs;

@@ -26,8 +26,8 @@ int effective_jobs(int jobs);
 /// The jobs that run at once under the workers' memory budget
 /// (isolate::memory_budget): fewer than `jobs` when jobs x the per-worker limit
 /// exceeds it; lowers request.limits.memory_bytes when one worker's limit
-/// does. What it changed and how the budget is held go to *notes (and once
-/// per kc process to stderr).
+/// does. What it changed and how the budget is held go to *notes (and, when
+/// it changed something or was asked for, once per process to kc::say_once).
 int budgeted_jobs(int jobs, CheckRequest& request, std::vector<std::string>* notes);
 
 }  // namespace kc::engine

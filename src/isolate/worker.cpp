@@ -30,9 +30,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <new>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -44,6 +42,7 @@
 #include "kc/child.h"
 #include "kc/interrupt.h"
 #include "kc/memcheck.h"
+#include "kc/message.h"
 #include "kc/signature.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -718,14 +717,6 @@ constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  
   _exit(0);
 }
 
-/// Says a weaker sandbox once per kc process (each distinct shortfall once) on stderr.
-void warn_once(const std::string& note) {
-  static std::mutex mu;
-  static std::set<std::string> said;
-  const std::lock_guard<std::mutex> lock(mu);
-  if (!said.insert(note).second) return;
-  std::fprintf(stderr, "kc: %s; see docs/isolation.md\n", note.c_str());
-}
 
 /// `text` quoted for a note: printable ASCII kept, the rest escaped, cut at `max` characters.
 std::string quote_output(std::string_view text, std::size_t max) {
@@ -1078,7 +1069,7 @@ Outcome Worker::run_once(Call& call) {
         const std::string why = c.block->sandbox_why;
         sandbox_note_ = "worker sandbox weaker than the '" + std::string(profile.name) + "' profile: " + missing +
                         (why.empty() ? "" : " (" + why + ")");
-        warn_once(sandbox_note_);
+        say_once(sandbox_note_ + "; see docs/isolation.md");  // each distinct shortfall once
       }
     }
     // Without a PID namespace, what the kernel forked is ended here.

@@ -746,11 +746,9 @@ RungResult run_exhaustive_rung(const Contract& contract, const std::string& file
                                         request.check.seed, base);
             std::lock_guard<std::mutex> lock(mu);
             add_chunk(tot, cr, static_cast<std::int64_t>(xs.size()), xs, kind, dt);
-            if (request.progress && tot.chunks % 256 == 0) {
-              const double done = static_cast<double>(tot.chunks) * kChunk / static_cast<double>(total);
-              std::fprintf(stderr, "  fp32 sweep %s x %s: %.2f%% of 2^32 patterns, %.1f s\n", r.contract.c_str(),
-                           r.impl.c_str(), 100 * done, since(ts));
-            }
+            if (request.on_progress && tot.chunks % 256 == 0)
+              request.on_progress({r.contract, r.impl, SweepProgress::Domain::kFp32Patterns, total,
+                                   static_cast<double>(tot.chunks) * kChunk / static_cast<double>(total), since(ts)});
           }
         };
         std::vector<std::thread> pool;
@@ -824,10 +822,10 @@ RungResult run_exhaustive_rung(const Contract& contract, const std::string& file
                                       request.check.seed, base);
           std::lock_guard<std::mutex> lock(mu);
           add_chunk(tot, cr, static_cast<std::int64_t>(end - start), xs, kind, dt);
-          if (request.progress && tot.chunks % 256 == 0)
-            std::fprintf(stderr, "  pair sweep %s x %s: %.2f%% of %llu pairs, %.1f s\n", r.contract.c_str(),
-                         r.impl.c_str(), 100.0 * static_cast<double>(std::min(limit, next.load())) / static_cast<double>(pairs),
-                         static_cast<unsigned long long>(pairs), since(ts));
+          if (request.on_progress && tot.chunks % 256 == 0)
+            request.on_progress({r.contract, r.impl, SweepProgress::Domain::kBf16Pairs, pairs,
+                                 static_cast<double>(std::min(limit, next.load())) / static_cast<double>(pairs),
+                                 since(ts)});
         }
       };
       std::vector<std::thread> pool;

@@ -28,6 +28,7 @@
 #include "kc/lang.h"
 #include "kc/lint.h"
 #include "kc/memcheck.h"
+#include "kc/message.h"
 #include "kc/merge.h"
 #include "kc/obligation.h"
 #include "kc/op.h"
@@ -1049,7 +1050,16 @@ int cmd_ladder(Args& a) {
   a.ladder.check = a.request;
   a.ladder.check.paths = a.positional.empty() ? std::vector<std::string>{KC_DEFAULT_CONTRACTS} : a.positional;
   a.ladder.evidence_path = kc::ladder::evidence_file(a.out);
-  a.ladder.progress = isatty(STDERR_FILENO) != 0 || a.ladder.exhaustive_fp32;
+  if (isatty(STDERR_FILENO) != 0 || a.ladder.exhaustive_fp32)
+    a.ladder.on_progress = [](const kc::ladder::SweepProgress& p) {
+      using Domain = kc::ladder::SweepProgress::Domain;
+      if (p.domain == Domain::kFp32Patterns)
+        std::fprintf(stderr, "  fp32 sweep %s x %s: %.2f%% of 2^32 patterns, %.1f s\n", p.contract.c_str(),
+                     p.impl.c_str(), 100 * p.fraction, p.seconds);
+      else
+        std::fprintf(stderr, "  pair sweep %s x %s: %.2f%% of %llu pairs, %.1f s\n", p.contract.c_str(),
+                     p.impl.c_str(), 100 * p.fraction, static_cast<unsigned long long>(p.size), p.seconds);
+    };
   const auto r = kc::ladder::run_ladder(a.ladder);
   std::cout << kc::ladder::render_ladder(r);
   std::cout << "evidence: " << a.ladder.evidence_path << "\n";
@@ -1373,6 +1383,9 @@ int cmd_config_check(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The library prints nothing; what it has to say while it runs (kc/message.h)
+  // comes here, one line each, on stderr.
+  kc::set_message_sink([](const std::string& text) { std::fprintf(stderr, "kc: %s\n", text.c_str()); });
   Args a;
   if (int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
   a.argv.assign(argv + 1, argv + argc);
