@@ -35,7 +35,7 @@ class FnImpl : public Impl {
 
 /// A declaration for a calibration impl: backend "calibration", FP32,
 /// FP32 accumulator, BITWISE, IEEE_PROPAGATE, IEEE denormals, oob UNDEFINED
-/// unless the caller changes them.
+/// unless the caller changes them; broken_on_purpose set.
 Declaration calib_decl(std::string name, std::string op, std::string description);
 
 /// Adds an impl to `out`.

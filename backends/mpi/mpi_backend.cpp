@@ -278,6 +278,12 @@ class MpiBackend final : public Backend {
       d.name = std::string("mpi.") + a.op + a.suffix;
       d.op = a.op;
       d.backend = "mpi";
+      // The kernel already runs outside kc, in the ranks of the mpirun job kept
+      // for the whole kc process (mpi_job.h); a forked worker's exit would end
+      // that job with it. The job's own deadline and crash detection stand in
+      // for the worker's.
+      d.runtime = {false, true, "the mpi backend's collectives run in a separate mpirun job kept across calls",
+                   "mpi"};
       d.dtypes = {DType::kF32};
       d.accumulator = a.wire == WireType::kDouble ? DType::kF64 : DType::kF32;
       d.determinism = Determinism::kBitwise;

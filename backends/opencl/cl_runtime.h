@@ -22,9 +22,22 @@
 #include <utility>
 #include <vector>
 
+#include "kc/declaration.h"
 #include "kc/status.h"
 
 namespace kc::backends::opencl {
+
+/// The runtime every OpenCL impl declares (opencl and opencl_user). OpenCL
+/// runtimes start device threads (PoCL's pthread device: one per core) that
+/// fork() does not copy, so a child of a process that initialised one cannot
+/// use it. These backends therefore never initialise OpenCL in kc's process:
+/// they probe and build in a short-lived child, and each worker initialises
+/// its own runtime after the fork (docs/backends/opencl.md). Kernels then run
+/// isolated like host code; the device may be a GPU, so host peaks do not
+/// bound their time.
+inline constexpr RuntimeTraits kOpenclRuntime{
+    true, false, "OpenCL is initialised only inside worker processes (after fork); device buffers carry canary bands",
+    "opencl"};
 
 /// "CL_OUT_OF_RESOURCES (-5)".
 std::string cl_error_name(cl_int err);

@@ -185,7 +185,8 @@ Declaration incident_declaration(const char* name, const char* op, const char* d
   Declaration d = base_declaration(std::string("opencl.incident.") + name, op, description);
   d.accumulator = DType::kF32;
   d.extra["build_options"] = "(none)";
-  d.extra["broken_on_purpose"] = "incident replay (docs/incidents.md): graded only when an --impl filter names it";
+  d.set("broken_on_purpose", "incident replay (docs/incidents.md): graded only when an --impl filter names it",
+        nullptr);
   d.source = std::string(kFile) + " (" + kernel + "; a replayed incident mechanism, see docs/incidents.md)";
   return d;
 }

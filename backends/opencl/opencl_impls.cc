@@ -183,6 +183,7 @@ Declaration base_declaration(const std::string& name, const std::string& op, con
   d.name = name;
   d.op = op;
   d.backend = "opencl";
+  d.runtime = kOpenclRuntime;
   d.dtypes = {DType::kF32};
   d.determinism = Determinism::kBitwise;
   d.nan = NanPolicy::kIeeePropagate;

@@ -127,6 +127,7 @@ Result<UserSource> parse_user_source(const std::string& path) {
     d.name = stem + "." + op;
     d.op = op;
     d.backend = "opencl_user";
+    d.runtime = kOpenclRuntime;
     d.dtypes = {DType::kF32};
     if (*conv == Convention::kMatmul || *conv == Convention::kSum || *conv == Convention::kRows)
       d.accumulator = DType::kF32;

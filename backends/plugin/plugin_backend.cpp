@@ -426,6 +426,11 @@ Result<LoadedPlugin> describe(const Table& t, const PluginSource& src, const std
       decl.source = source->second;
       decl.extra.erase(source);
     }
+    // A library that starts CUDA itself (kc vet of a .cu file) does so in its
+    // worker, after the fork, on a device: no address-space limit (CUDA
+    // reserves address space for the GPU's memory), no host peaks.
+    if (auto rt = decl.extra.find(std::string(kDeviceRuntimeKey)); rt != decl.extra.end() && rt->second == "cuda")
+      decl.runtime = {true, false, "the plugin starts CUDA in its worker process"};
     names.push_back(decl.name);
     decls.push_back(std::move(decl));
   }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kc/dtype.h"
@@ -29,6 +30,19 @@ std::span<const EnumEntry<NanPolicy>> nan_policy_table();
 std::span<const EnumEntry<DenormalPolicy>> denormal_policy_table();
 std::span<const EnumEntry<OobPolicy>> oob_policy_table();
 
+/// What an impl's backend states about its runtime, for the worker that runs
+/// it (kc/isolate.h, docs/isolation.md). The backend sets it on every
+/// declaration it makes; the default is host code that survives fork().
+/// Texts have static storage (string literals).
+struct RuntimeTraits {
+  bool survives_fork = true;   ///< usable in a child forked after the parent initialised it
+  bool runs_on_host = true;    ///< kernels run on this CPU, so host peaks bound their time
+  std::string_view note;       ///< why not, with the source
+  /// The worker's sandbox profile (docs/isolation.md): "strict" unless the
+  /// runtime needs more ("opencl", "cuda", "mpi").
+  std::string_view sandbox = "strict";
+};
+
 /// The declaration keys an impl may state, in `declares key = VALUE` form.
 /// Keys: accumulator, determinism, nan, denormal, oob, plus free-form extras.
 struct Declaration {
@@ -46,6 +60,13 @@ struct Declaration {
   std::map<std::string, std::string> extra;  ///< other declared key = value pairs
   std::string source;                        ///< documentation the declaration is taken from
   std::string description;                   ///< one line for `kc list impls`
+  RuntimeTraits runtime;                     ///< set by the backend, never by declaration text
+  /// Why the impl is wrong on purpose (a calibration impl, an incident
+  /// replay); empty: it is not. Such an impl is graded or climbs the ladder
+  /// only when an --impl filter names it, and arbitrates nothing as an
+  /// alternate stack unless named. `declares broken_on_purpose = WHY` sets it
+  /// (and keeps it among the extras).
+  std::string broken_on_purpose;
 
   /// Value of a declared key as text ("accumulator" -> "FP32"); empty if not declared.
   std::string get(const std::string& key) const;

@@ -90,21 +90,12 @@ struct Capture {
   std::int64_t bytes = 0;
 };
 
-/// What kc knows about a backend's runtime.
-struct RuntimeTraits {
-  bool survives_fork = true;   ///< usable in a child forked after the parent initialised it
-  bool runs_on_host = true;    ///< kernels run on this CPU, so host peaks bound their time
-  std::string_view note;       ///< why not, with the source
-  /// The worker's sandbox profile (docs/isolation.md): "strict" unless the
-  /// runtime needs more ("opencl", "cuda", "mpi").
-  std::string_view sandbox = "strict";
-};
-/// From one table keyed by backend name; unknown backends are host, fork-safe.
-RuntimeTraits runtime_traits(std::string_view backend);
-/// The declaration's backend row, unless the impl declares extra[device_runtime]
-/// (a plugin that starts CUDA itself: it runs in a worker, on a device, with no
-/// address-space limit, since CUDA reserves address space for the GPU's memory).
-RuntimeTraits runtime_traits(const Declaration& decl);
+/// What an impl's backend declared about its runtime (kc/declaration.h):
+/// isolate decides from it alone, never from a backend's name, whether a
+/// worker can run the impl, which sandbox profile it gets, and whether host
+/// limits (address space, host peaks) apply.
+using kc::RuntimeTraits;
+inline const RuntimeTraits& runtime_traits(const Declaration& decl) { return decl.runtime; }
 
 /// What one call did.
 struct Outcome {

@@ -97,6 +97,8 @@ bool Declaration::set(const std::string& key, const std::string& value, std::str
     shape_class = value;
     return true;
   }
+  // Also kept as an extra: declared text stays among the impl's facts.
+  if (key == "broken_on_purpose") broken_on_purpose = value;
   extra[key] = value;
   return true;
 }

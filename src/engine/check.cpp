@@ -105,12 +105,11 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
     if (!selected(request.impls, impl->declaration().name)) continue;
     if (!selected(suite_impls, impl->declaration().name)) continue;
     if (!selected(request.backends, impl->declaration().backend)) continue;
-    // Calibration impls are broken on purpose (they calibrate kc, DESIGN.md §5),
-    // and so is any impl declaring extra[broken_on_purpose] (the opencl
-    // backend's incident replays): graded only when a filter names them, e.g.
-    // --impl 'calib.*' or --impl 'opencl.incident.*'.
+    // Impls broken on purpose (Declaration::broken_on_purpose: calibration
+    // impls, which calibrate kc, DESIGN.md §5; incident replays) are graded
+    // only when a filter names them, e.g. --impl 'calib.*' or --impl 'opencl.incident.*'.
     if (request.impls.empty() && !named_by_prefix(suite_impls, impl->declaration().name) &&
-        (impl->declaration().backend == "calibration" || impl->declaration().extra.count("broken_on_purpose") > 0))
+        !impl->declaration().broken_on_purpose.empty())
       continue;
     const BackendInfo* info = nullptr;
     for (const auto& b : result.backends)

@@ -337,7 +337,7 @@ std::vector<ReferenceImpl> alternate_stack_impls(const std::string& stack, const
       continue;
     }
     // Impls wrong on purpose arbitrate nothing unless S names them.
-    if (!by_name && (d.backend == "calibration" || d.extra.count("broken_on_purpose") > 0)) continue;
+    if (!by_name && !d.broken_on_purpose.empty()) continue;
     out.push_back(r);
   }
   std::stable_sort(out.begin(), out.end(), [&](const ReferenceImpl& a, const ReferenceImpl& b) {

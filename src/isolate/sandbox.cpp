@@ -39,7 +39,8 @@ namespace kc::isolate::detail {
 
 namespace {
 
-// The profiles, one row each; runtime_traits (worker.cpp) names a row per backend.
+// The profiles, one row each; a backend names its row in the runtime it declares
+// (Declaration::runtime.sandbox, kc/declaration.h).
 //   strict: host compute kernels (BLAS, Eigen, oneDNN, plugins, kc vet).
 //   opencl: PoCL writes its kernel cache under $HOME, so the file system stays writable.
 //   cuda:   the driver opens /dev/nvidia* read-write, keeps a JIT cache under

@@ -66,48 +66,6 @@ constexpr std::array<EnumEntry<Mode>, 3> kModes{{
      "uninitialised read during a kernel call, in the library's own buffers too, is an error verdict (MEMCHECK)"},
 }};
 
-struct RuntimeRow {
-  std::string_view backend;
-  RuntimeTraits traits;
-};
-// Backends whose runtime needs care around fork(). CUDA: "the CUDA runtime is
-// not fork-safe" — a child of a process that called into CUDA gets
-// cudaErrorInitializationError (CUDA C++ Programming Guide, Initialization).
-// The cuda backend probes the device in a short-lived child and starts CUDA in
-// kc's process only when one of its impls runs, in-process: a worker per call
-// would start a context and the cuBLAS/cuDNN handles each time (on an H200,
-// grading the cuda impls took 212 s in workers against 5.2 s in-process). So
-// kc's process stays free of CUDA for CUDA plugins, which do run in workers
-// (runtime_traits(const Declaration&)), unless the cuda backend's impls run
-// in the same kc run.
-constexpr RuntimeRow kRuntimes[] = {
-    {"cuda",
-     {false, false,
-      "the CUDA runtime cannot be used in a child forked after kc initialised it; device "
-      "buffers carry their own canary bands",
-      "cuda"}},
-    // mpi: the kernel already runs outside kc, in the ranks of an mpirun job the
-    // backend keeps for the whole kc process (backends/mpi/mpi_job.h); a forked
-    // worker's exit would end that job with it. The job's own deadline and
-    // crash detection stand in for the worker's.
-    {"mpi", {false, true, "the mpi backend's collectives run in a separate mpirun job kept across calls", "mpi"}},
-    // OpenCL runtimes start device threads (PoCL's pthread device: one per
-    // core) that fork() does not copy, so a child of a process that initialised
-    // one cannot use it. The opencl backend therefore never initialises OpenCL
-    // in kc's process: it probes and builds in a short-lived child, and each
-    // worker initialises its own runtime after the fork (backends/opencl,
-    // docs/backends/opencl.md). Kernels then run isolated like host code; the
-    // device may be a GPU, so host peaks do not bound their time.
-    {"opencl",
-     {true, false,
-      "OpenCL is initialised only inside worker processes (after fork); device buffers carry canary bands",
-      "opencl"}},
-    {"opencl_user",
-     {true, false,
-      "OpenCL is initialised only inside worker processes (after fork); device buffers carry canary bands",
-      "opencl"}},
-};
-
 // --- The shared block: what the worker tells the parent about the current call.
 
 enum class Fault : std::int32_t {
@@ -746,22 +704,6 @@ Outcome failed(StatusCode code, std::string message, Signature failure) {
 }  // namespace
 
 std::span<const EnumEntry<Mode>> mode_table() { return kModes; }
-
-RuntimeTraits runtime_traits(std::string_view backend) {
-  for (const auto& row : kRuntimes)
-    if (row.backend == backend) return row.traits;
-  return {};
-}
-
-RuntimeTraits runtime_traits(const Declaration& decl) {
-  const auto device = decl.extra.find(std::string(kDeviceRuntimeKey));
-  if (device != decl.extra.end() && device->second == "cuda") {
-    // A plugin that calls CUDA itself (kc vet of a .cu file): it starts CUDA
-    // in its worker, after the fork, on a device.
-    return {true, false, "the plugin starts CUDA in its worker process"};
-  }
-  return runtime_traits(decl.backend);
-}
 
 std::string format_bytes(std::int64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -134,8 +134,8 @@ LadderResult run_ladder(const LadderRequest& request, BackendRegistry& registry)
     for (const auto& impl : registry.impls()) {
       const Declaration& d = impl->declaration();
       if (!selected(request.check.impls, d.name) || !selected(request.check.backends, d.backend)) continue;
-      // Calibration impls are wrong on purpose: only when a filter names them.
-      if (request.check.impls.empty() && d.backend == "calibration") continue;
+      // Impls wrong on purpose (calibration, incident replays): only when a filter names them.
+      if (request.check.impls.empty() && !d.broken_on_purpose.empty()) continue;
       const BackendInfo* info = nullptr;
       for (const auto& b : infos)
         if (b.name == d.backend) info = &b;

@@ -238,8 +238,13 @@ std::unique_ptr<Backend> build_plugin(const std::string& name, const std::string
 
 std::string device_runtime(Backend& b) {
   if (!info_of(b).available || b.impls().size() != 1) return "(not loaded: " + info_of(b).reason + ")";
-  const auto& extra = b.impls()[0]->declaration().extra;
-  return extra.count("device_runtime") ? extra.at("device_runtime") : "";
+  const Declaration& d = b.impls()[0]->declaration();
+  const std::string runtime = d.extra.count("device_runtime") ? d.extra.at("device_runtime") : "";
+  // The runtime the backend declares follows: such a library runs in a worker
+  // (it starts CUDA after the fork), on a device; host code keeps host limits.
+  EXPECT_TRUE(d.runtime.survives_fork) << d.name;
+  EXPECT_EQ(d.runtime.runs_on_host, runtime.empty()) << d.name;
+  return runtime;
 }
 
 // A library that starts CUDA itself is marked device_runtime = cuda, so its

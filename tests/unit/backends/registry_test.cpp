@@ -121,5 +121,33 @@ TEST(BuiltinBackends, OnlyTheNamedBackendsAreRegistered) {
   EXPECT_EQ(names, (std::vector<std::string>{"ref", "openblas", "opencl", "opencl_user"}));
 }
 
+// What engine, ladder and isolate read instead of backend names: calibration
+// impls declare themselves broken on purpose, host impls are not; a backend
+// whose runtime needs care declares it on each of its impls.
+TEST(BuiltinBackends, ImplsDeclareBrokenOnPurposeAndTheirRuntime) {
+  BackendRegistry r;
+  BackendOptions options;
+  options.only = {"ref", "calibration", "opencl"};
+  ASSERT_TRUE(register_builtin_backends(r, options).ok());
+  std::size_t calibration = 0;
+  for (const auto& impl : r.impls()) {
+    const Declaration& d = impl->declaration();
+    if (d.backend == "calibration") {
+      ++calibration;
+      EXPECT_FALSE(d.broken_on_purpose.empty()) << d.name;
+      EXPECT_TRUE(d.runtime.runs_on_host) << d.name;
+    } else if (d.backend == "ref") {
+      EXPECT_TRUE(d.broken_on_purpose.empty()) << d.name;
+      EXPECT_TRUE(d.runtime.survives_fork && d.runtime.runs_on_host) << d.name;
+    } else if (d.backend == "opencl") {
+      EXPECT_TRUE(d.runtime.survives_fork) << d.name;
+      EXPECT_FALSE(d.runtime.runs_on_host) << d.name;
+      EXPECT_EQ(d.runtime.sandbox, "opencl") << d.name;
+      EXPECT_EQ(d.broken_on_purpose.empty(), d.name.rfind("opencl.incident.", 0) != 0) << d.name;
+    }
+  }
+  EXPECT_GT(calibration, 0u);
+}
+
 }  // namespace
 }  // namespace kc

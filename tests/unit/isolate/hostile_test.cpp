@@ -42,10 +42,12 @@ class HostileImpl : public Impl {
  public:
   /// backend "plugin": the strict profile (an allow-list); "opencl": a
   /// profile that allows everything but a list of refusals.
-  explicit HostileImpl(std::function<Status(Call&)> fn, std::string backend = "plugin") : fn_(std::move(fn)) {
+  /// `sandbox`: the profile its runtime declares (kc/declaration.h RuntimeTraits).
+  explicit HostileImpl(std::function<Status(Call&)> fn, std::string_view sandbox = "strict") : fn_(std::move(fn)) {
     decl_.name = "hostile.scal";
     decl_.op = "scal";
-    decl_.backend = std::move(backend);
+    decl_.backend = "plugin";
+    decl_.runtime.sandbox = sandbox;
     decl_.dtypes = {DType::kF32};
     decl_.accumulator = DType::kF32;
   }
@@ -186,7 +188,7 @@ TEST_P(Hostile, ADaemonDoesNotOutliveTheCall) {
     EXPECT_TRUE(none_left(comm));
   }
   // A profile that allows fork (opencl): the daemon is ended with the call.
-  const HostileImpl impl(daemon, "opencl");
+  const HostileImpl impl(daemon, "opencl");  // the sandbox profile OpenCL impls declare
   Call call = scal_call(8);
   {
     Worker w(impl, Mode::kProcess, Limits{});

@@ -79,10 +79,8 @@ Outcome run_once(const Impl& impl, Call& call, Limits limits = {}) {
 TEST(Isolate, ACudaPluginRunsInAWorkerUntilCudaRunsInKcsProcess) {
   FnImpl impl(doubler, "plugin");
   impl.mutable_declaration().extra[std::string(kDeviceRuntimeKey)] = "cuda";
-  const RuntimeTraits traits = runtime_traits(impl.declaration());
-  EXPECT_TRUE(traits.survives_fork);
-  EXPECT_FALSE(traits.runs_on_host);
-  EXPECT_TRUE(runtime_traits(std::string_view("plugin")).runs_on_host);  // host plugins keep their limits
+  // What the plugin backend declares for such a library (plugin_test.cpp).
+  impl.mutable_declaration().runtime = {true, false, "the plugin starts CUDA in its worker process"};
   Call call = scal_call(8);
   {
     Worker w(impl, Mode::kProcess, Limits{});
