@@ -75,26 +75,38 @@ double elem(const MatrixRef& m, std::int64_t r, std::int64_t c) {
   return static_cast<double>(m.data[r * m.ld + c]);
 }
 
-// The sampled check's dot products for W columns of bcol at once, in
-// registers: dot[t] = sum_k arow[k] bcol[k * ld + t], dmag[t] = sum_k |arow[k]
-// bcol[k * ld + t]|, in the same order as one column at a time. 64 samples at
-// K = 4096: 0.19-0.26 ms accumulated in the output vectors, 0.15-0.17 ms so.
-template <int W>
-void sample_dots(const double* arow, const double* bcol, std::int64_t ld, std::int64_t K, double* dot, double* dmag) {
-  double d[W] = {}, m[W] = {};
+// The sampled check's dot products for eight columns of bcol at once:
+// dot[t] = sum_k arow[k] bcol[k * ld + t], dmag[t] = sum_k |arow[k] bcol[k * ld + t]|,
+// k in order, one FP64 vector lane per column (each lane's sum is the one
+// column's sum, as one column at a time). Vector types (and clones for the
+// wider units): scalar, with its eight sums in registers, 64 samples took
+// 0.037 ms at K = 1024 (and 0.077 with them in memory).
+#if defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void sample_dots8(const double* arow, const double* bcol, std::int64_t ld, std::int64_t K, double* dot, double* dmag) {
+  typedef double D8 __attribute__((vector_size(64)));
+  typedef std::int64_t L8 __attribute__((vector_size(64)));
+  D8 d{}, m{};
   for (std::int64_t k = 0; k < K; ++k) {
-    const double a = arow[k];
-    const double* bk = bcol + k * ld;
-#pragma GCC unroll 8  // -O2 does not unroll it: the sums would live in memory
-    for (int t = 0; t < W; ++t) {
-      d[t] += a * bk[t];
-      m[t] += std::fabs(a * bk[t]);
-    }
+    D8 b;
+    std::memcpy(&b, bcol + k * ld, sizeof b);
+    const D8 prod = arow[k] * b;
+    d += prod;
+    m += reinterpret_cast<D8>(reinterpret_cast<L8>(prod) & 0x7fffffffffffffffLL);
   }
-  for (int t = 0; t < W; ++t) {
-    dot[t] = d[t];
-    dmag[t] = m[t];
+  std::memcpy(dot, &d, sizeof d);
+  std::memcpy(dmag, &m, sizeof m);
+}
+// One column.
+void sample_dot1(const double* arow, const double* bcol, std::int64_t ld, std::int64_t K, double* dot, double* dmag) {
+  double d = 0, m = 0;
+  for (std::int64_t k = 0; k < K; ++k) {
+    d += arow[k] * bcol[k * ld];
+    m += std::fabs(arow[k] * bcol[k * ld]);
   }
+  *dot = d;
+  *dmag = m;
 }
 
 // The check's buffers, kept per thread from one call to the next. At n = 4096
@@ -519,9 +531,9 @@ kc::Result<Result> verify_gemm(const GemmProblem& pr, const Options& opt) {
       if (use_ab) {
         std::int64_t t0 = 0;
         for (; t0 + 8 <= sc; t0 += 8)
-          sample_dots<8>(arow.data() + tr * K, bcol.data() + t0, sc, K, dot.data() + t0, dmag.data() + t0);
+          sample_dots8(arow.data() + tr * K, bcol.data() + t0, sc, K, dot.data() + t0, dmag.data() + t0);
         for (; t0 < sc; ++t0)
-          sample_dots<1>(arow.data() + tr * K, bcol.data() + t0, sc, K, dot.data() + t0, dmag.data() + t0);
+          sample_dot1(arow.data() + tr * K, bcol.data() + t0, sc, K, dot.data() + t0, dmag.data() + t0);
       }
       for (std::int64_t tc = 0; tc < sc; ++tc) {
         const std::int64_t j = sj[tc];
