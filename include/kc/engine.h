@@ -308,7 +308,8 @@ CaseSchedule case_schedule(const Contract& contract, const Impl& impl, const Che
 /// Plain-language account of a contract: promise, protocol, tolerance, signature.
 std::string explain(const Contract& contract, const std::string& file);
 
-/// Op names a scope entry covers ("reduction" -> sum, asum, nrm2, dot).
+/// Op names a scope entry covers, from the op registry ("reduction" -> dot,
+/// asum, nrm2, sum: the ops whose Op::scope_classes name it; an op name -> itself).
 std::vector<std::string> ops_for_scope(const std::string& scope_entry);
 
 /// Glob match with * and ?.

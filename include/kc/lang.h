@@ -72,10 +72,10 @@ std::vector<LintFinding> lint(const Document& doc);
 /// is acyclic (else one error per cycle).
 std::vector<Diagnostic> resolve_depends(const std::vector<Contract>& contracts);
 
-/// Vocabulary the parser validates words against (also used for suggestions).
+/// The op words the parser validates `scope` and `op` against (also used for
+/// suggestions): the op registry's names (kc/op.h builtin_ops, with any op
+/// added by register_op) and the scope classes its ops name (Op::scope_classes).
 const std::vector<std::string>& known_op_classes();
-/// Registers an extra op class name (ops registered at start-up call this).
-void add_known_op_class(const std::string& name);
 const std::vector<std::string>& known_signatures();
 
 /// Levenshtein-nearest word within a small distance; empty if none is close.

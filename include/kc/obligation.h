@@ -11,8 +11,9 @@
 // invariance). The property holds iff every ratio is <= 1.
 //
 // Names are `family.property` (softmax.sums_to_one, attention.causal); the
-// family is the op or op group it is about. One table (obligation/registry.cpp)
-// lists every property; adding one is a function and a line in that table.
+// family is the op or op group it is about. Each lives in its op's folder
+// (src/ops/<op>/properties.cpp) and reaches the table through Op::properties;
+// adding one is a function and a line in that file's list.
 #pragma once
 
 #include <cstdint>
@@ -117,7 +118,14 @@ struct Property {
   bool applies_to(std::string_view op) const;
 };
 
-/// The one table of properties, in `kc list properties` order.
+/// The properties `add` appends that apply to `op`: what an op class that
+/// stands for several ops (one class per elementwise function, say) returns
+/// from Op::properties for the op it is.
+std::vector<Property> properties_for(std::string_view op, void (*add)(std::vector<Property>&));
+
+/// The one table of properties, in `kc list properties` order: every
+/// registered op's Op::properties, in registry order, a property several ops
+/// share listed once. An op registered later (register_op) joins it.
 const std::vector<Property>& properties();
 const Property* find_property(std::string_view name);
 /// Whether `reference algebraic NAME` names a property (family.property)

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,6 +119,42 @@ struct OracleOption {
   std::string meaning;
 };
 
+namespace obligation {
+struct Property;
+}
+struct Observation;  // kc/observation.h
+struct Signature;    // kc/model.h
+class Op;
+
+/// A signature classifier an op brings (kc/observation.h): on a case's first
+/// failure it names the pattern behind `obs` by appending signatures and notes.
+/// `stage` places it in the engine's one order of classifiers (classify_failure):
+///   kProbeReading  before the value patterns: a probe's own reading of the output
+///   kPrecision     after the input-precision fingerprint, before the generic
+///                  accumulator-precision test (a narrower cause of the same grid)
+///   kSemantics     last: an alternative semantics or an ignored parameter
+struct OpClassifier {
+  enum class Stage { kProbeReading, kPrecision, kSemantics };
+  Stage stage = Stage::kSemantics;
+  void (*classify)(const Op& op, const Call& inputs, const OracleOptions& options, const Observation& obs,
+                   std::vector<Signature>* signatures, std::vector<std::string>* notes) = nullptr;
+};
+
+/// A fast check an op offers (`kc check --fast`, docs/verify.md): which of the
+/// verifiers of src/verify judges its output, which output, and how. The
+/// verifiers are their own module (kc_verify, built with its own flags); the
+/// op names the one whose call layout it shares.
+struct OpFastCheck {
+  enum class Verifier {
+    kMatmul,       ///< C = alpha op(A) op(B) + beta C: Freivalds + sampled elements
+    kFusedMatmul,  ///< act(A B + bias) * scale + residual: Freivalds on the GEMM part + sampled elements
+    kAttention,    ///< softmax(q k^T * scale) v: sampled query rows, every element judged
+  };
+  Verifier verifier = Verifier::kMatmul;
+  std::string output;      ///< the output tensor it judges
+  bool freivalds = false;  ///< probes and sampled elements, or sampled rows only
+};
+
 class Op {
  public:
   virtual ~Op() = default;
@@ -158,20 +195,63 @@ class Op {
   /// values are not read, e.g. C of a GEMM with beta = 0), so the engine may
   /// poison it before the call like a pure output.
   virtual bool overwrites(const Call& call, const std::string& name) const { return false; }
+
+  // ---- What the rest of kc asks of an op besides its numerics: each has a
+  // default of "nothing", so a new op needs none of them to be checked.
+
+  /// The op classes of the language's scope (`scope reduction`) this op is
+  /// one of, besides its own name (docs/language.md): reduction, elementwise,
+  /// collective, indexing, fused_attention.
+  virtual std::vector<std::string> scope_classes() const { return {}; }
+  /// The algebraic properties (`reference algebraic FAMILY.PROPERTY`,
+  /// kc/obligation.h) that apply to this op. A property several ops share is
+  /// returned by each of them, identically; the table keeps the first.
+  virtual std::vector<obligation::Property> properties() const;
+  /// The signature classifiers particular to this op (the engine runs the
+  /// generic ones for every op).
+  virtual std::vector<OpClassifier> classifiers() const { return {}; }
+  /// The work model behind the timing floor (kc/peak.h): the multiply-adds an
+  /// honest kernel cannot skip on dense random inputs for this call; 0 where
+  /// no such count is a true lower bound (the floor then rests on the bytes
+  /// written alone).
+  virtual double multiply_adds(const Call& call) const { return 0; }
+  /// What a measuring probe (one that reads a property of the kernel off its
+  /// output, as matmul's accumulator_bits) reads from output `output` of one
+  /// call, in words: evidence the report shows whatever the verdict. Empty
+  /// for a probe that only makes a failure visible.
+  virtual std::vector<std::string> probe_readings(const Probe& probe, const Call& inputs, const std::string& output,
+                                                  const std::vector<double>& got,
+                                                  const std::vector<double>& ref) const {
+    return {};
+  }
+  /// The fast check (`--fast`) that judges this op without the full oracle, if any.
+  virtual std::optional<OpFastCheck> fast_check() const { return std::nullopt; }
 };
 
 /// The entry of op.oracle_options() for `key`, or nullptr.
 const OracleOption* find_oracle_option(const Op& op, std::string_view key);
 
-/// The op registry: one explicit table (no static self-registration).
+/// The op registry: one explicit table (no static self-registration). It is
+/// kc's only list of op names: the language's scope and `op` words, the
+/// scope classes, the property table, the classifiers, the timing floor and
+/// the fast checks all read it. Safe to read from several threads while an op
+/// is added (an added op is never removed; its address is stable).
 class OpRegistry {
  public:
+  OpRegistry() = default;
+  OpRegistry(const OpRegistry&) = delete;
+  OpRegistry& operator=(const OpRegistry&) = delete;
+
   Status add(std::unique_ptr<Op> op);  ///< duplicate names rejected
   const Op* find(std::string_view name) const;
   std::vector<const Op*> all() const;
   std::vector<std::string> names() const;
+  /// How many ops have been added: a cache of something derived from the
+  /// registry (the property table) is current while this is unchanged.
+  std::size_t size() const;
 
  private:
+  mutable std::shared_mutex mutex_;
   std::vector<std::unique_ptr<Op>> ops_;
 };
 
@@ -179,6 +259,10 @@ class OpRegistry {
 Status register_builtin_ops(OpRegistry& registry);
 /// The process-wide registry with built-ins registered.
 const OpRegistry& builtin_ops();
+/// Adds an op to the process-wide registry (after the built-ins): the one call
+/// an op outside kc's table (a test's, an embedding program's) needs before a
+/// contract may name it. Register before checking; duplicate names are refused.
+Status register_op(std::unique_ptr<Op> op);
 
 /// Default value-range shorthands on tensors of an op: fills every kIn/kInOut
 /// floating tensor of `call` from `fill`. Ops call this from fill().

@@ -28,8 +28,9 @@ struct TimeFloor {
 /// The least time an honest host kernel needs for `call`: the larger of
 /// (bytes of pure outputs, every one of which must be written: they arrive
 /// poisoned) / bandwidth bound, and (multiply-adds the op cannot skip on dense
-/// random inputs) / multiply-add bound. Multiply-adds are counted only for ops
-/// whose count is a true lower bound: matmul (M*N*K when alpha != 0).
+/// random inputs) / multiply-add bound. Multiply-adds come from the op's work
+/// model (Op::multiply_adds), which counts them only where the count is a true
+/// lower bound (matmul: M*N*K when alpha != 0).
 TimeFloor time_floor(const Call& call, const HostPeak& peak);
 
 }  // namespace kc

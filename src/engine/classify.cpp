@@ -14,38 +14,11 @@ namespace kc::engine {
 
 namespace {
 
-std::string fmt_g(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+std::string fmt_g(double v) { return format_number(v); }
 
 bool failing(double got, double ref, double allowed) { return element_ratio(got, ref, allowed) > 1; }
 
 }  // namespace
-
-double element_ratio(double got, double ref, double allowed) {
-  const bool gn = std::isnan(got), rn = std::isnan(ref);
-  if (gn && rn) return 0;
-  if (gn || rn) return std::numeric_limits<double>::infinity();
-  if (std::isinf(got) || std::isinf(ref)) {
-    return (got == ref) ? 0 : std::numeric_limits<double>::infinity();
-  }
-  const double err = std::fabs(got - ref);
-  if (err == 0) return 0;
-  if (!(allowed > 0)) return std::numeric_limits<double>::infinity();
-  return err / allowed;
-}
-
-double max_ratio(const std::vector<double>& got, const std::vector<double>& ref,
-                 const std::vector<double>& allowed) {
-  double m = 0;
-  for (std::size_t i = 0; i < got.size() && i < ref.size(); ++i) {
-    const double a = i < allowed.size() ? allowed[i] : 0;
-    m = std::max(m, element_ratio(got[i], ref[i], a));
-  }
-  return m;
-}
 
 namespace {
 
@@ -403,33 +376,6 @@ void classify_fingerprint(const Op& op, const Call& inputs, const OracleOptions&
                                 : ""));
 }
 
-void classify_wire_precision(const Op& op, const Call& inputs, const Observation& obs,
-                             std::vector<Signature>* sigs, std::vector<std::string>* notes) {
-  const std::string_view name = op.name();
-  if (name != "all_reduce" && name != "reduce_scatter" && name != "all_gather") return;
-  auto mag = op.magnitude(inputs, obs.output);
-  if (!mag.ok() || mag->size() < obs.got.size() || obs.got.size() != obs.ref.size()) return;
-  const double k = op.accumulation_length(inputs);
-  for (DType t : {DType::kF16, DType::kBF16}) {
-    const double g = gamma(k + 1, t), u = unit_roundoff(t);
-    double worst = 0;  // max |got - ref| / (what a t wire allows)
-    bool explained = true;
-    for (std::size_t i = 0; i < obs.got.size() && explained; ++i) {
-      const double allowed = g * (*mag)[i] + u * std::fabs(obs.ref[i]);
-      const double r = element_ratio(obs.got[i], obs.ref[i], allowed);
-      explained = r <= 1;
-      worst = std::max(worst, r);
-    }
-    if (!explained) continue;
-    const std::string wire(dtype_info(t).short_name);
-    sigs->push_back({sig::kWirePrecision, {wire}});
-    notes->push_back("every element of '" + obs.output + "' is within the error of " + wire +
-                     " messages (gamma(K + 1, " + wire + ") * sum_r |x_r|, max ratio " + fmt_g(worst) +
-                     ") but not of FP32 ones: values were compressed to " + wire + " on the wire");
-    return;
-  }
-}
-
 void classify_accumulator_precision(const Op& op, const Call& inputs, const Observation& obs,
                                     std::vector<Signature>* sigs, std::vector<std::string>* notes) {
   const double len = op.accumulation_length(inputs);
@@ -469,135 +415,39 @@ void classify_accumulator_precision(const Op& op, const Call& inputs, const Obse
   }
 }
 
-/// Under the accumulator_bits probe (a matmul whose row r sums 1, K - 2 copies
-/// of 2^-(r+1) and -1): the rows whose small terms survived give the bits the
-/// accumulator keeps. Named when that is fewer than the declared accumulator's.
-AccumulatorReading read_accumulator_bits(const Call& inputs, const std::vector<double>& got,
-                                         const std::vector<double>& ref) {
-  AccumulatorReading a;
-  const std::int64_t m = inputs.get_int("M", 64), n = inputs.get_int("N", 64), k = inputs.get_int("K", 64);
-  if (m < 1 || n < 1 || k < 3 || got.size() != ref.size() || static_cast<std::int64_t>(got.size()) < m * n) return a;
-  // Row r's exact result is (K - 2) 2^-(r+1) (0: a row the formats cannot hold);
-  // the first row, in order, whose small terms were lost is at 2^-p.
-  for (std::int64_t r = 0; r < m && a.lost_at == 0; ++r) {
-    const double exact = ref[static_cast<std::size_t>(r * n)];
-    if (exact == 0) continue;
-    ++a.probed;
-    bool kept = true;
-    for (std::int64_t j = 0; j < n && kept; ++j) {
-      const double g = got[static_cast<std::size_t>(r * n + j)];
-      kept = std::isfinite(g) && std::fabs(g - exact) <= 0.5 * exact;
-    }
-    if (kept) a.last_kept = static_cast<int>(r + 1);
-    else a.lost_at = static_cast<int>(r + 1);
-  }
-  return a;
-}
-
-std::string describe_accumulator_reading(const AccumulatorReading& a, const Call& inputs) {
-  const std::string head = "accumulator_bits probe at K = " + std::to_string(inputs.get_int("K", 64)) + ": ";
-  const std::string declared =
-      inputs.config.accumulator ? " (declared " + std::string(dtype_name(*inputs.config.accumulator)) + ", " +
-                                      std::to_string(dtype_info(*inputs.config.accumulator).mantissa_bits + 1) +
-                                      " bits)"
-                                : " (no accumulator declared)";
-  if (a.probed == 0) return head + "no row the formats can hold exactly";
-  if (a.lost_at == 0)
-    return head + "every probed row kept its small terms, up to 1 + 2^-" + std::to_string(a.last_kept) +
-           ": the accumulator keeps at least " + std::to_string(a.last_kept + 1) +
-           " significant bits as far as the probe reaches" + declared;
-  return head + "1 + 2^-j kept its small terms up to j = " + std::to_string(a.last_kept) + " and lost them at j = " +
-         std::to_string(a.lost_at) + ": the accumulator keeps about " + std::to_string(a.lost_at) +
-         " significant bits" + declared;
-}
-
-void classify_accumulator_bits(const Op& op, const Call& inputs, const Observation& obs,
-                               std::vector<Signature>* sigs, std::vector<std::string>* notes) {
-  if (obs.probe != "accumulator_bits" || op.name() != "matmul") return;
-  const AccumulatorReading a = read_accumulator_bits(inputs, obs.got, obs.ref);
-  if (a.probed == 0 || a.lost_at == 0) return;  // nothing lost: as wide as the probe reaches
-  const int bits = a.lost_at;                    // 1 + 2^-bits rounds to 1: bits significant bits
-  const DType declared = inputs.config.accumulator ? *inputs.config.accumulator : DType::kF32;
-  const int declared_bits = dtype_info(declared).mantissa_bits + 1;
-  if (bits >= declared_bits) return;
-  // The format whose significand the measurement matches (one bit of slack
-  // for the order of the sum); a count between formats is named in bits (a
-  // blocked sum keeps a few more bits than its partials' format).
-  std::string name = std::to_string(bits) + "-bit";
-  for (DType t : {DType::kFP8E5M2, DType::kFP8E4M3, DType::kBF16, DType::kF16}) {
-    const int p = dtype_info(t).mantissa_bits + 1;
-    if (bits == p || bits == p + 1) {
-      name = std::string(dtype_info(t).short_name) + (t == DType::kF16 ? "|tf32" : "");
-      break;
-    }
-  }
-  sigs->push_back({sig::kAccumulatorPrecision, {name}});
-  notes->push_back("accumulator_bits probe: 1 + 2^-j kept its small terms up to j = " + std::to_string(a.last_kept) +
-                   " and lost them at j = " + std::to_string(a.lost_at) + ": the accumulator keeps about " +
-                   std::to_string(bits) + " significant bits (" + name + "), where the declared " +
-                   std::string(dtype_name(declared)) + " keeps " + std::to_string(declared_bits));
-}
-
-void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options,
-                           const Observation& obs, std::vector<Signature>* sigs,
-                           std::vector<std::string>* notes) {
-  // Semantic parameters whose silent substitution is a known failure, and the
-  // signature that names it.
-  struct Alternative {
-    const char* param;
-    std::vector<const char*> values;
-    const char* signature;
-  };
-  static const std::vector<Alternative> kAlternatives = {
-      {"activation", {"gelu_erf", "gelu_tanh", "silu", "relu", "identity"}, sig::kFusionDivergence},
-  };
-  for (const auto& alt : kAlternatives) {
-    auto it = inputs.config.params.find(alt.param);
-    if (it == inputs.config.params.end()) continue;
-    for (const char* v : alt.values) {
-      if (it->second == v) continue;
-      Call other = inputs;
-      other.config.params[alt.param] = v;
-      auto oracle = op.oracle(other, options);
-      if (!oracle.ok()) continue;
-      for (std::size_t o = 0; o < oracle->output_names.size(); ++o) {
-        if (oracle->output_names[o] != obs.output) continue;
-        const double score = max_ratio(obs.got, oracle->outputs[o], obs.allowed);
-        if (score <= 1) {
-          sigs->push_back({alt.signature, {v}});
-          notes->push_back(std::string("the output matches ") + alt.param + " = " + v + " (max ratio " +
-                           fmt_g(score) + ") although the call asks for " + alt.param + " = " + it->second);
-          return;
-        }
-      }
-    }
-  }
-}
-
 void classify_failure(const Op& op, const Call& inputs, const OracleOptions& options, const Observation& obs,
                       std::vector<Signature>* sigs, std::vector<std::string>* notes) {
   using Classifier = void (*)(const Op&, const Call&, const OracleOptions&, const Observation&,
                               std::vector<Signature>*, std::vector<std::string>*);
-  static constexpr Classifier kTable[] = {
-      // A probe's own reading comes first: its zeros are what it measures.
-      [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
-         std::vector<std::string>* n) { classify_accumulator_bits(op, in, o, s, n); },
-      [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
-         std::vector<std::string>* n) { classify_arithmetic(op, in, o, s, n); },
+  using Stage = OpClassifier::Stage;
+  const std::vector<OpClassifier> own = op.classifiers();
+  // The op's own classifiers of one stage, in the order it lists them.
+  auto run_own = [&](Stage stage) {
+    for (const OpClassifier& c : own) {
+      if (c.stage != stage || !c.classify) continue;
+      c.classify(op, inputs, options, obs, sigs, notes);
+      if (!sigs->empty()) return true;
+    }
+    return false;
+  };
+  // The one order: the op's probe readings first (their zeros are what they
+  // measure), the value patterns, the input-precision fingerprint, the op's
+  // precision classifiers, the generic accumulator-precision test, and last
+  // the op's semantic ones.
+  static constexpr Classifier kGeneric[] = {
       [](const Op&, const Call&, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
          std::vector<std::string>* n) { classify_values(o, s, n); },
       classify_fingerprint,
-      [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
-         std::vector<std::string>* n) { classify_wire_precision(op, in, o, s, n); },
-      [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
-         std::vector<std::string>* n) { classify_accumulator_precision(op, in, o, s, n); },
-      classify_alternatives,
-      classify_training,
   };
-  for (Classifier classify : kTable) {
+  if (run_own(Stage::kProbeReading)) return;
+  for (Classifier classify : kGeneric) {
     classify(op, inputs, options, obs, sigs, notes);
     if (!sigs->empty()) return;
   }
+  if (run_own(Stage::kPrecision)) return;
+  classify_accumulator_precision(op, inputs, obs, sigs, notes);
+  if (!sigs->empty()) return;
+  run_own(Stage::kSemantics);
 }
 
 void classify_axes(const std::vector<Config>& configs, const std::vector<bool>& failed,

@@ -5,6 +5,10 @@
 #include <cstring>
 #include <memory>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "engine/case_run.h"
@@ -15,24 +19,34 @@
 #include "kc/obligation.h"
 #include "kc/signature.h"
 #include "kc/verify.h"
-#include "ops/matmul/arithmetic.h"
 
 namespace kc::engine {
 
 struct FastCheck {
   kc::Result<verify::Result> (*verify)(const Call& inputs, const Call& outputs, verify::Options options);
-  const char* output;  ///< the output tensor it judges
+  std::string output;  ///< the output tensor it judges
   bool freivalds;      ///< probes and sampled elements (matmul), or sampled rows only (attention)
 };
 
-const FastCheck* fast_check_for(std::string_view op) {
-  static const FastCheck kMatmul{verify::verify_matmul, "C", true};
-  static const FastCheck kFusedMatmul{verify::verify_fused_matmul, "C", true};
-  static const FastCheck kAttention{verify::verify_attention, "out", false};
-  if (op == "matmul") return &kMatmul;
-  if (op == "fused_matmul") return &kFusedMatmul;
-  if (op == "attention") return &kAttention;
-  return nullptr;
+const FastCheck* fast_check_for(std::string_view op_name) {
+  // The op says which verifier of src/verify judges it (Op::fast_check, in
+  // its folder); this binds the verifier to its function. One FastCheck per
+  // op, kept for the process (a CaseRun holds a pointer to it).
+  const Op* op = builtin_ops().find(op_name);
+  const std::optional<OpFastCheck> hook = op ? op->fast_check() : std::nullopt;
+  if (!hook) return nullptr;
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<FastCheck>, std::less<>> made;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = made.find(op_name); it != made.end()) return it->second.get();
+  auto check = std::make_unique<FastCheck>(FastCheck{nullptr, hook->output, hook->freivalds});
+  switch (hook->verifier) {
+    case OpFastCheck::Verifier::kMatmul: check->verify = verify::verify_matmul; break;
+    case OpFastCheck::Verifier::kFusedMatmul: check->verify = verify::verify_fused_matmul; break;
+    case OpFastCheck::Verifier::kAttention: check->verify = verify::verify_attention; break;
+  }
+  if (!check->verify) return nullptr;
+  return made.emplace(std::string(op_name), std::move(check)).first->second.get();
 }
 
 std::string fast_check_what(const FastCheck& check, const CheckRequest& request) {
@@ -487,16 +501,11 @@ class NumericJudge final : public Judge {
       if (unwritten[i]) ratios[ratios.size() == unwritten.size() ? i : 0] = std::numeric_limits<double>::infinity();
     // A spec's special values are exact: no tolerance applies there.
     judge_exact_elements(c, s, o, got, unwritten, &ratios);
-    // The accumulator_bits probe's reading is evidence whatever the verdict.
-    if (c.plan.probe && c.plan.probe->name == "accumulator_bits" && c.op.name() == "matmul") {
-      std::string reading = describe_accumulator_reading(read_accumulator_bits(s.inputs, got, ref), s.inputs);
+    // A measuring probe's reading (matmul's accumulator_bits and arithmetic)
+    // is evidence whatever the verdict: the op reads it (Op::probe_readings).
+    if (c.plan.probe) {
       auto& readings = c.ev.readings;
-      if (std::find(readings.begin(), readings.end(), reading) == readings.end()) readings.push_back(std::move(reading));
-    }
-    // So are the arithmetic probe's, one line per feature.
-    if (c.plan.probe && c.plan.probe->name == "arithmetic" && c.op.name() == "matmul") {
-      auto& readings = c.ev.readings;
-      for (std::string& line : ops::describe_arithmetic(ops::read_arithmetic(s.inputs, got), s.inputs))
+      for (std::string& line : c.op.probe_readings(*c.plan.probe, s.inputs, name, got, ref))
         if (std::find(readings.begin(), readings.end(), line) == readings.end()) readings.push_back(std::move(line));
     }
     c.ev.count(cr.ce, static_cast<std::int64_t>(ratios.size()));

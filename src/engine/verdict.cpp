@@ -4,6 +4,7 @@
 #include "engine/select.h"
 #include "kc/engine.h"
 #include "kc/exit_code.h"
+#include "kc/op.h"
 
 namespace kc::engine {
 
@@ -72,14 +73,16 @@ bool glob_match(std::string_view p, std::string_view t) {
 }
 
 std::vector<std::string> ops_for_scope(const std::string& scope_entry) {
-  // Op classes of the paper's taxonomy map onto the ops kc knows; an op name maps to itself.
-  if (scope_entry == "reduction") return {"sum", "asum", "nrm2", "dot"};
-  if (scope_entry == "elementwise")
-    return {"scal", "relu", "gelu_erf", "gelu_tanh", "silu", "exp", "log", "tanh", "erf"};
-  if (scope_entry == "collective") return {"all_reduce", "reduce_scatter", "all_gather"};
-  if (scope_entry == "indexing") return {"gather", "index_select", "embedding", "scatter_add"};
-  if (scope_entry == "fused_attention") return {"attention"};
-  return {scope_entry};
+  // An op name maps to itself; a scope class (reduction, elementwise, ...) to
+  // every registered op that names it (Op::scope_classes), in registry order.
+  std::vector<std::string> ops;
+  for (const Op* op : builtin_ops().all()) {
+    if (op->name() == scope_entry) return {scope_entry};
+    for (const std::string& c : op->scope_classes())
+      if (c == scope_entry) ops.emplace_back(op->name());
+  }
+  if (ops.empty()) return {scope_entry};
+  return ops;
 }
 
 }  // namespace kc::engine

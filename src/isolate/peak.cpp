@@ -102,12 +102,10 @@ TimeFloor time_floor(const Call& call, const HostPeak& peak) {
     const Tensor& t = call.tensors[i];
     written += static_cast<double>(t.numel()) * dtype_info(t.dtype()).storage_bytes;
   }
-  double madds = 0;
-  if (call.op == "matmul" && call.get_double("alpha", 1.0) != 0) {
-    for (std::size_t i = 0; i < call.tensors.size(); ++i)
-      if (call.names[i] == "C" && call.tensors[i].rank() == 2)
-        madds = static_cast<double>(call.tensors[i].numel()) * static_cast<double>(call.get_int("K", 0));
-  }
+  // The op's work model (Op::multiply_adds, in its folder); an op kc does not
+  // know has none, and its floor rests on the bytes alone.
+  const Op* op = builtin_ops().find(call.op);
+  const double madds = op ? op->multiply_adds(call) : 0;
   TimeFloor f;
   const double by_bytes = peak.bytes_per_s > 0 ? written / peak.bytes_per_s : 0;
   const double by_madds = peak.multiply_adds_per_s > 0 ? madds / peak.multiply_adds_per_s : 0;

@@ -1,6 +1,8 @@
-// kc — the words the language knows: op classes, signatures; nearest-word
-// suggestions; the check of every name a clause uses against kc's tables.
+// kc — the words the language knows: op classes (from the op registry),
+// signatures; nearest-word suggestions; the check of every name a clause uses
+// against kc's tables.
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -8,6 +10,7 @@
 
 #include "kc/enum_table.h"
 #include "kc/lang.h"
+#include "kc/op.h"
 #include "kc/retest.h"
 #include "kc/signature.h"
 #include "kc/vocabulary.h"
@@ -16,45 +19,35 @@
 namespace kc::lang {
 namespace {
 
-std::mutex& vocab_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::vector<std::string>& op_classes() {
-  static std::vector<std::string> v = {
-      "matmul",      "reduction", "fused_attention", "elementwise", "softmax",
-      "log_softmax", "variance",  "log_sum_exp",     "indexing",    "embedding",
-      "collective",  "dot",       "asum",            "nrm2",        "scal",
-      "iamax",       "sum",       "attention",       "fused_matmul", "gather",
-      "mean",        "norm2",     "index_select",    "scatter_add", "relu",
-      "gelu_erf",    "gelu_tanh", "silu",            "exp",         "log",
-      "tanh",        "erf",       "all_reduce",      "reduce_scatter", "all_gather",
-      "sequential_matmul",
-      "gemv",
-      // complex BLAS (src/ops/complex)
-      "cdot", "cscal", "csscal", "ciamax", "cgemv", "cgemm",
-      "mlp_train_step",
-      "layernorm",   "rmsnorm",   "rope",        "swiglu",
-      // training ops (issue #6, docs/transformer-training.md)
-      "cross_entropy", "kd_loss", "adamw_step", "grad_accum", "slerp", "prune_magnitude", "prune_wanda",
-      "bpe_roundtrip",
-      "train_loop",  // training stability (docs/training-stability.md)
-  };
-  return v;
+/// The op words of the language, from the op registry (kc/op.h): every
+/// registered op's name, in registry order, then every scope class an op names
+/// (reduction, elementwise, ...), in order of first appearance.
+std::vector<std::string> op_words(const OpRegistry& registry) {
+  std::vector<std::string> names = registry.names(), classes;
+  for (const Op* op : registry.all())
+    for (std::string& c : op->scope_classes())
+      if (std::find(names.begin(), names.end(), c) == names.end() &&
+          std::find(classes.begin(), classes.end(), c) == classes.end())
+        classes.push_back(std::move(c));
+  names.insert(names.end(), classes.begin(), classes.end());
+  return names;
 }
 
 }  // namespace
 
 const std::vector<std::string>& known_op_classes() {
-  std::lock_guard<std::mutex> lock(vocab_mutex());
-  return op_classes();
-}
-
-void add_known_op_class(const std::string& name) {
-  std::lock_guard<std::mutex> lock(vocab_mutex());
-  auto& v = op_classes();
-  if (std::find(v.begin(), v.end(), name) == v.end()) v.push_back(name);
+  // Rebuilt when an op has been registered since (register_op); the lists
+  // built before stay alive for whoever still holds one.
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<const std::vector<std::string>>> lists;
+  static std::size_t built_for = 0;
+  const OpRegistry& registry = builtin_ops();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (lists.empty() || built_for != registry.size()) {
+    built_for = registry.size();
+    lists.push_back(std::make_unique<const std::vector<std::string>>(op_words(registry)));
+  }
+  return *lists.back();
 }
 
 const std::vector<std::string>& known_signatures() {

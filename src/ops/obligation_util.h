@@ -1,4 +1,4 @@
-// kc — small helpers shared by the property files. Internal to src/engine/obligation.
+// kc — small helpers shared by the property files (src/ops/<op>/properties.cpp).
 #pragma once
 
 #include <cmath>

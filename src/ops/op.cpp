@@ -8,10 +8,13 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <numeric>
+#include <shared_mutex>
 
 #include "kc/bound.h"
 #include "kc/dtype.h"
+#include "kc/obligation.h"
 #include "ops/blas1/blas1.h"
 #include "ops/complex/complex.h"
 #include "ops/gemv/gemv.h"
@@ -97,27 +100,37 @@ bool Call::has(std::string_view name) const {
 
 Status OpRegistry::add(std::unique_ptr<Op> op) {
   if (!op) return invalid_argument("null op");
-  if (find(op->name())) return invalid_argument("duplicate op name '" + std::string(op->name()) + "'");
+  std::unique_lock lock(mutex_);
+  for (const auto& have : ops_)
+    if (have->name() == op->name()) return invalid_argument("duplicate op name '" + std::string(op->name()) + "'");
   ops_.push_back(std::move(op));
   return ok_status();
 }
 
 const Op* OpRegistry::find(std::string_view name) const {
+  std::shared_lock lock(mutex_);
   for (const auto& op : ops_)
     if (op->name() == name) return op.get();
   return nullptr;
 }
 
 std::vector<const Op*> OpRegistry::all() const {
+  std::shared_lock lock(mutex_);
   std::vector<const Op*> out;
   for (const auto& op : ops_) out.push_back(op.get());
   return out;
 }
 
 std::vector<std::string> OpRegistry::names() const {
+  std::shared_lock lock(mutex_);
   std::vector<std::string> out;
   for (const auto& op : ops_) out.emplace_back(op->name());
   return out;
+}
+
+std::size_t OpRegistry::size() const {
+  std::shared_lock lock(mutex_);
+  return ops_.size();
 }
 
 Status register_builtin_ops(OpRegistry& registry) {
@@ -150,8 +163,10 @@ Status register_builtin_ops(OpRegistry& registry) {
   return ops::register_class_ops(registry);
 }
 
-const OpRegistry& builtin_ops() {
-  static const OpRegistry* registry = [] {
+namespace {
+
+OpRegistry& process_ops() {
+  static OpRegistry* registry = [] {
     auto* r = new OpRegistry();
     const Status s = register_builtin_ops(*r);
     KC_CHECK_MSG(s.ok(), "built-in op table is inconsistent (duplicate name)");
@@ -159,6 +174,12 @@ const OpRegistry& builtin_ops() {
   }();
   return *registry;
 }
+
+}  // namespace
+
+const OpRegistry& builtin_ops() { return process_ops(); }
+
+Status register_op(std::unique_ptr<Op> op) { return process_ops().add(std::move(op)); }
 
 // ---- Fills
 
@@ -196,6 +217,8 @@ Status Op::apply_probe(Call& call, const Probe& probe, Rng& rng) const {
   if (targets.empty()) targets = ops::detail::float_input_names(call);
   return ops::detail::apply_generic_probe(call, probe, rng, targets, accumulation_length(call));
 }
+
+std::vector<obligation::Property> Op::properties() const { return {}; }
 
 const std::vector<OracleOption>& Op::oracle_options() const {
   static const std::vector<OracleOption> none;

@@ -1,112 +1,51 @@
-// kc — the one table of algebraic properties, and the Judge every property
-// reports through (kc/obligation.h, docs/obligations.md).
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <functional>
-#include <limits>
+// kc — the one table of algebraic properties (kc/obligation.h,
+// docs/obligations.md), gathered from the ops: each op's folder holds its
+// properties and hands them over through Op::properties.
+#include <memory>
+#include <mutex>
+#include <vector>
 
-#include "engine/obligation/families.h"
-#include "engine/obligation/util.h"
 #include "kc/lang.h"
+#include "kc/obligation.h"
 
 namespace kc::obligation {
 namespace {
 
-using detail::fmt_g;
+bool same(const Property& a, const Property& b) {
+  return a.name == b.name && a.ops == b.ops && a.statement == b.statement;
+}
+
+std::vector<Property> gather(const OpRegistry& registry) {
+  std::vector<Property> table;
+  for (const Op* op : registry.all()) {
+    for (Property& p : op->properties()) {
+      const Property* have = nullptr;
+      for (const Property& q : table)
+        if (q.name == p.name) have = &q;
+      // A property several ops share comes from each of them, identically;
+      // two different properties under one name are a bug in an op folder.
+      KC_CHECK_MSG(!have || same(*have, p), "two different properties share one name");
+      if (!have) table.push_back(std::move(p));
+    }
+  }
+  return table;
+}
 
 }  // namespace
 
-Call Context::fresh_inputs() const {
-  Call c = inputs ? *inputs : call;
-  for (std::size_t k = 0; k < c.tensors.size(); ++k)
-    if (c.roles[k] == Role::kOut) c.tensors[k].fill_storage(0);
-  return c;
-}
-
-std::string Where::to_string() const {
-  if (!label.empty()) return label;
-  if (row >= 0 && col >= 0) return "(row " + std::to_string(row) + ", col " + std::to_string(col) + ")";
-  if (row >= 0) return "(row " + std::to_string(row) + ")";
-  return "(whole output)";
-}
-
-void Judge::check(double residual, double allowed, Where where) {
-  residual = std::fabs(residual);
-  double r = 0;
-  // NaN anywhere, or an infinite residual, fails: an infinite allowance must
-  // not turn inf/inf into a NaN ratio that compares as a pass.
-  if (std::isnan(residual) || std::isnan(allowed) || std::isinf(residual)) r = std::numeric_limits<double>::infinity();
-  else if (residual == 0) r = 0;
-  else r = allowed > 0 ? residual / allowed : std::numeric_limits<double>::infinity();
-  out_.ratios.push_back(r);
-  if (r > 1) ++out_.failures;
-  if (out_.ratios.size() == 1 || r > out_.max_ratio) {
-    out_.max_ratio = r;
-    out_.worst = std::move(where);
-    worst_residual_ = residual;
-    worst_allowed_ = allowed;
-    worst_what_.clear();
-  }
-}
-
-void Judge::fail(Where where, std::string what) {
-  const double r = std::numeric_limits<double>::infinity();
-  out_.ratios.push_back(r);
-  ++out_.failures;
-  if (out_.ratios.size() == 1 || r > out_.max_ratio) {  // the first structural failure is the one shown
-    out_.max_ratio = r;
-    out_.worst = std::move(where);
-    worst_what_ = std::move(what);
-    worst_allowed_ = 0;
-  }
-}
-
-Outcome Judge::outcome() const {
-  Outcome o = out_;
-  o.worst_residual = worst_what_.empty() ? worst_residual_ : std::numeric_limits<double>::quiet_NaN();
-  o.worst_allowed = worst_allowed_;
-  if (o.ratios.empty()) {
-    o.evidence = "no checks made";
-    return o;
-  }
-  const std::string n = std::to_string(o.ratios.size()) + " check" + (o.ratios.size() == 1 ? "" : "s");
-  if (!worst_what_.empty()) {
-    o.evidence = worst_what_ + " at " + o.worst.to_string() + " (" + std::to_string(o.failures) + " of " + n +
-                 " failed)";
-  } else {
-    o.evidence = quantity_ + " = " + fmt_g(worst_residual_) + " at " + o.worst.to_string() + ", allowed " +
-                 fmt_g(worst_allowed_) + ", ratio " + fmt_g(o.max_ratio) + " (" +
-                 (o.failures ? std::to_string(o.failures) + " of " + n + " failed" : "worst of " + n) + ")";
-  }
-  return o;
-}
-
-bool Property::applies_to(std::string_view op) const {
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
 const std::vector<Property>& properties() {
-  static const std::vector<Property>* table = [] {
-    auto* t = new std::vector<Property>();
-    // The one table: one line per family, in `kc list properties` order.
-    const std::function<void(std::vector<Property>&)> families[] = {
-        add_softmax_properties,
-        add_norm_properties,
-        add_attention_properties,
-        add_activation_properties,
-        add_rope_properties,
-        add_matmul_properties,
-        add_train_properties,
-        add_elementwise_properties,
-    };
-    for (const auto& add : families) add(*t);
-    for (std::size_t i = 0; i < t->size(); ++i)
-      for (std::size_t j = 0; j < i; ++j)
-        KC_CHECK_MSG((*t)[i].name != (*t)[j].name, "duplicate property name in the obligation table");
-    return t;
-  }();
-  return *table;
+  // Rebuilt when an op has been registered since (register_op); the tables
+  // built before stay alive, so a Property* handed out earlier stays valid.
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<const std::vector<Property>>> tables;
+  static std::size_t built_for = 0;
+  const OpRegistry& registry = builtin_ops();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (tables.empty() || built_for != registry.size()) {
+    built_for = registry.size();
+    tables.push_back(std::make_unique<const std::vector<Property>>(gather(registry)));
+  }
+  return *tables.back();
 }
 
 const Property* find_property(std::string_view name) {

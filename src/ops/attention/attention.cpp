@@ -219,6 +219,16 @@ class AttentionOp final : public Op {
       }
     return out;
   }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<std::string> scope_classes() const override { return {"fused_attention"}; }
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_attention_properties);
+  }
+  std::optional<OpFastCheck> fast_check() const override {
+    return OpFastCheck{OpFastCheck::Verifier::kAttention, "out", /*freivalds=*/false};
+  }
 };
 
 }  // namespace

@@ -1,9 +1,12 @@
 // kc — scaled dot-product attention with causal masking and grouped-query heads.
 #pragma once
 
+#include <vector>
+
 #include <cstdint>
 #include <memory>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -43,3 +46,10 @@ void attention_row(const AttentionShape& s, std::int64_t t, const double* q_row,
                    const double* v_head, double* out_row, double* mag_row, const AttentionMode& mode = {});
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of attention (ops/attention/properties.cpp).
+void add_attention_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

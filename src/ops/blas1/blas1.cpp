@@ -437,6 +437,21 @@ class Blas1Op final : public Op {
 
  private:
   Blas1Kind kind_;
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  // dot, asum and nrm2 are reductions and scal an elementwise op in the
+  // language's scope classes; iamax is neither.
+  std::vector<std::string> scope_classes() const override {
+    switch (kind_) {
+      case Blas1Kind::kDot:
+      case Blas1Kind::kAsum:
+      case Blas1Kind::kNrm2: return {"reduction"};
+      case Blas1Kind::kScal: return {"elementwise"};
+      case Blas1Kind::kIamax: return {};
+    }
+    return {};
+  }
 };
 
 }  // namespace

@@ -155,6 +155,14 @@ class CollectiveOp final : public Op {
     return out;
   }
 
+  // ---- what the rest of kc asks of a collective
+  std::vector<std::string> scope_classes() const override { return {"collective"}; }
+  std::vector<OpClassifier> classifiers() const override {
+    return {{OpClassifier::Stage::kPrecision,
+             [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
+                std::vector<std::string>* n) { classify_wire_precision(op, in, o, s, n); }}};
+  }
+
   CollectiveKind kind_;
   std::string name_;
   std::string summary_;

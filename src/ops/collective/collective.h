@@ -13,7 +13,12 @@
 #include <span>
 #include <string_view>
 
+#include <string>
+#include <vector>
+
 #include "kc/dtype.h"
+#include "kc/model.h"
+#include "kc/observation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -38,5 +43,15 @@ std::unique_ptr<Op> make_collective_op(CollectiveKind kind);
 /// An unknown schedule is a bug (KC_CHECK).
 void simulate_all_reduce(std::span<const float> in, int ranks, int n, std::string_view schedule, DType wire,
                          std::span<float> out);
+
+/// Wire precision of a collective (all_reduce, reduce_scatter, all_gather):
+/// names the widest format t (FP16, then BF16) whose rounding of every message
+/// explains the error, |got - ref| <= gamma(K + 1, t) * sum_r |x_r| + u(t) |ref|
+/// for every element (K - 1 reduce messages plus one forwarding message on an
+/// element's path, each rounded once; the FP32 additions, (K - 1) u(FP32),
+/// fit inside one u(t)). The collectives' classifier, run before the generic
+/// accumulator-precision test (a rounded wire puts the outputs on t's grid too).
+void classify_wire_precision(const Op& op, const Call& inputs, const Observation& obs,
+                             std::vector<Signature>* signatures, std::vector<std::string>* notes);
 
 }  // namespace kc::ops

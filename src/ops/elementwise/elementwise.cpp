@@ -251,6 +251,15 @@ class ElementwiseOp final : public Op {
   std::string summary_;
   std::vector<TensorSpec> signature_;
   std::vector<Param> params_;
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<std::string> scope_classes() const override { return {"elementwise"}; }
+  std::vector<obligation::Property> properties() const override {
+    std::vector<obligation::Property> out = obligation::properties_for(name(), obligation::add_activation_properties);
+    for (auto& p : obligation::properties_for(name(), obligation::add_elementwise_properties)) out.push_back(std::move(p));
+    return out;
+  }
 };
 
 }  // namespace

@@ -13,7 +13,8 @@
 #include <cmath>
 #include <string>
 
-#include "engine/obligation/families.h"
+#include "kc/obligation.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace kc::obligation {
 namespace {

@@ -152,6 +152,15 @@ class FusedMatmulOp final : public Op {
                                                         {"sum|x|", sa + sb}});
   }
 
+  // ---- what the rest of kc asks of a fused op
+  std::vector<OpClassifier> classifiers() const override {
+    return {{OpClassifier::Stage::kSemantics, classify_alternatives}};
+  }
+  std::optional<OpFastCheck> fast_check() const override {
+    if (sequential_) return std::nullopt;
+    return OpFastCheck{OpFastCheck::Verifier::kFusedMatmul, "C", /*freivalds=*/true};
+  }
+
  private:
   static Result<UnaryFn> activation(const Config& config) {
     const std::string name = config.get("activation", "gelu_erf");

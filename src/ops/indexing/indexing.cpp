@@ -262,6 +262,10 @@ class IndexingOp final : public Op {
   std::string summary_;
   std::vector<TensorSpec> signature_;
   std::vector<Param> params_;
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<std::string> scope_classes() const override { return {"indexing"}; }
 };
 
 }  // namespace

@@ -40,6 +40,8 @@
 #include <vector>
 
 #include "ops/class_ops_util.h"
+#include "kc/signature.h"
+#include "ops/semantic_classify.h"
 
 namespace kc::ops {
 namespace {
@@ -178,6 +180,23 @@ class CrossEntropyOp final : public Op {
     return mag;
   }
   double accumulation_length(const Call& call) const override { return static_cast<double>(call.t("z").dim(1)); }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_loss_properties);
+  }
+  std::vector<OpClassifier> classifiers() const override {
+    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
+                                                 const Observation& obs, std::vector<Signature>* s,
+                                                 std::vector<std::string>* n) {
+               static const SemanticVariant kVariants[] = {
+                   {"gradient", "logits_minus_onehot", sig::kGradientWithoutSoftmax,
+                    "dz matches z - onehot: the softmax is missing from the gradient"},
+               };
+               classify_semantics(op, in, o, obs, kVariants, {}, s, n);
+             }}};
+  }
 };
 
 // ---------------------------------------------------------------------------
@@ -297,6 +316,26 @@ class KdLossOp final : public Op {
       out.push_back(row);
     }
     return out;
+  }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_loss_properties);
+  }
+  std::vector<OpClassifier> classifiers() const override {
+    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
+                                                 const Observation& obs, std::vector<Signature>* s,
+                                                 std::vector<std::string>* n) {
+               static const SemanticVariant kVariants[] = {
+                   {"t2_scaling", "off", sig::kMissingT2Scaling,
+                    "the loss matches alpha KL + (1 - alpha) CE without the T² factor"},
+                   {"kl_direction", "student_teacher", sig::kKlReversed,
+                    "the loss matches KL(p_student || p_teacher): the divergence runs the wrong way"},
+               };
+               static const char* const kHypers[] = {"alpha", "T"};
+               classify_semantics(op, in, o, obs, kVariants, kHypers, s, n);
+             }}};
   }
 };
 

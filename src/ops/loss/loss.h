@@ -15,8 +15,11 @@
 //                  (default, KL(p_t ‖ p_s)) | student_teacher
 #pragma once
 
+#include <vector>
+
 #include <memory>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -25,3 +28,10 @@ std::unique_ptr<Op> make_cross_entropy_op();
 std::unique_ptr<Op> make_kd_loss_op();
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of cross_entropy and kd_loss (ops/loss/properties.cpp).
+void add_loss_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

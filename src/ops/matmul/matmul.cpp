@@ -19,6 +19,7 @@
 #include "kc/bound.h"
 #include "ops/class_ops_util.h"
 #include "ops/matmul/arithmetic.h"
+#include "ops/matmul/classify.h"
 #include "ops/oracle_options.h"
 #include "ops/probe.h"
 
@@ -275,6 +276,42 @@ class MatmulOp final : public Op {
     vars["alpha"] = p.alpha;
     vars["beta"] = p.beta;
     return vars;
+  }
+
+  // ---- what the rest of kc asks of matmul
+  std::vector<obligation::Property> properties() const override {
+    std::vector<obligation::Property> out;
+    obligation::add_matmul_properties(out);
+    return out;
+  }
+  // The two probes' readings come before the value patterns: their zeros are
+  // what they measure.
+  std::vector<OpClassifier> classifiers() const override {
+    using Stage = OpClassifier::Stage;
+    return {{Stage::kProbeReading,
+             [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
+                std::vector<std::string>* n) { classify_accumulator_bits(op, in, o, s, n); }},
+            {Stage::kProbeReading,
+             [](const Op& op, const Call& in, const OracleOptions&, const Observation& o, std::vector<Signature>* s,
+                std::vector<std::string>* n) { classify_arithmetic(op, in, o, s, n); }}};
+  }
+  std::vector<std::string> probe_readings(const Probe& probe, const Call& inputs, const std::string& output,
+                                          const std::vector<double>& got,
+                                          const std::vector<double>& ref) const override {
+    if (output != "C") return {};
+    if (probe.name == "accumulator_bits")
+      return {describe_accumulator_reading(read_accumulator_bits(inputs, got, ref), inputs)};
+    if (probe.name == "arithmetic") return describe_arithmetic(read_arithmetic(inputs, got), inputs);
+    return {};
+  }
+  // Work model: M N K multiply-adds on dense random inputs when alpha != 0
+  // (alpha = 0 reads neither A nor B).
+  double multiply_adds(const Call& call) const override {
+    if (call.get_double("alpha", 1.0) == 0 || !call.has("C") || call.t("C").rank() != 2) return 0;
+    return static_cast<double>(call.t("C").numel()) * static_cast<double>(call.get_int("K", 0));
+  }
+  std::optional<OpFastCheck> fast_check() const override {
+    return OpFastCheck{OpFastCheck::Verifier::kMatmul, "C", /*freivalds=*/true};
   }
 };
 

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -11,3 +13,11 @@ namespace kc::ops {
 std::unique_ptr<Op> make_matmul_op();
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// matmul's algebraic properties (matmul.linearity, matmul.transpose;
+/// ops/matmul/properties.cpp).
+void add_matmul_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

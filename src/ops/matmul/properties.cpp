@@ -9,8 +9,9 @@
 #include <cmath>
 #include <string>
 
-#include "engine/obligation/families.h"
-#include "engine/obligation/util.h"
+#include "kc/obligation.h"
+#include "ops/matmul/matmul.h"
+#include "ops/obligation_util.h"
 
 namespace kc::obligation {
 namespace {

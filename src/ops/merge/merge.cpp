@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "ops/class_ops_util.h"
+#include "kc/signature.h"
+#include "ops/semantic_classify.h"
 
 namespace kc::ops {
 namespace {
@@ -128,6 +130,24 @@ class SlerpOp final : public Op {
     return m;
   }
   double accumulation_length(const Call& call) const override { return static_cast<double>(call.t("a").numel()); }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_merge_properties);
+  }
+  std::vector<OpClassifier> classifiers() const override {
+    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
+                                                 const Observation& obs, std::vector<Signature>* s,
+                                                 std::vector<std::string>* n) {
+               static const SemanticVariant kVariants[] = {
+                   {"interpolation", "linear", sig::kLerpNotSlerp,
+                    "the result matches linear interpolation (1 - t) a + t b, which leaves the sphere"},
+               };
+               static const char* const kHypers[] = {"t"};
+               classify_semantics(op, in, o, obs, kVariants, kHypers, s, n);
+             }}};
+  }
 };
 
 class PruneOp final : public Op {
@@ -202,6 +222,28 @@ class PruneOp final : public Op {
 
  private:
   bool wanda_;
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_merge_properties);
+  }
+  // prune_wanda: a mask that matches magnitude pruning ignored the
+  // activations; both: a sparsity left at its default.
+  std::vector<OpClassifier> classifiers() const override {
+    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
+                                                 const Observation& obs, std::vector<Signature>* s,
+                                                 std::vector<std::string>* n) {
+               static const SemanticVariant kWanda[] = {
+                   {"score", "magnitude", sig::kScoreIgnoresActivations,
+                    "the mask matches magnitude pruning: the activation norms were ignored"},
+               };
+               static const char* const kHypers[] = {"sparsity"};
+               const bool wanda = op.name() == "prune_wanda";
+               classify_semantics(op, in, o, obs, wanda ? std::span<const SemanticVariant>(kWanda)
+                                                        : std::span<const SemanticVariant>(), kHypers, s, n);
+             }}};
+  }
 };
 
 }  // namespace

@@ -17,8 +17,11 @@
 //   so the ranking is exact. Oracle option score = wanda | magnitude.
 #pragma once
 
+#include <vector>
+
 #include <memory>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -34,3 +37,10 @@ std::vector<double> prune_scores(const Call& call, bool wanda_scores);
 std::vector<int> prune_mask(const Call& call, bool wanda_scores);
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of slerp, prune_magnitude and prune_wanda (ops/merge/properties.cpp).
+void add_merge_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

@@ -211,6 +211,12 @@ class NormOp final : public Op {
   NormKind kind_;
   std::vector<TensorSpec> signature_;
   std::vector<Param> params_;
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_norm_properties);
+  }
 };
 
 }  // namespace

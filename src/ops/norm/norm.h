@@ -1,8 +1,11 @@
 // kc — row normalisations: layernorm and rmsnorm over the last axis.
 #pragma once
 
+#include <vector>
+
 #include <memory>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -23,3 +26,10 @@ struct RowMoments {
 RowMoments row_moments(const double* row, std::int64_t cols);
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of layernorm and rmsnorm (ops/norm/properties.cpp).
+void add_norm_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

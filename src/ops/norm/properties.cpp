@@ -12,8 +12,8 @@
 #include <cmath>
 #include <string>
 
-#include "engine/obligation/families.h"
-#include "engine/obligation/util.h"
+#include "kc/obligation.h"
+#include "ops/obligation_util.h"
 #include "ops/norm/norm.h"
 
 namespace kc::obligation {

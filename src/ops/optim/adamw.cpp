@@ -43,6 +43,8 @@
 #include <vector>
 
 #include "ops/class_ops_util.h"
+#include "kc/signature.h"
+#include "ops/semantic_classify.h"
 
 namespace kc::ops {
 namespace {
@@ -217,6 +219,29 @@ class AdamWOp final : public Op {
     return detail::with_base_vars(Op::expr_vars(call), {{"kappa1", kappa(h.beta1)},
                                                         {"kappa2", kappa(h.beta2)},
                                                         {"N", static_cast<double>(call.t("param").numel())}});
+  }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    std::vector<obligation::Property> out;
+    obligation::add_adamw_properties(out);
+    return out;
+  }
+  std::vector<OpClassifier> classifiers() const override {
+    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
+                                                 const Observation& obs, std::vector<Signature>* s,
+                                                 std::vector<std::string>* n) {
+               static const SemanticVariant kVariants[] = {
+                   {"weight_decay", "coupled", sig::kCoupledWeightDecay,
+                    "the step matches Adam with L2 decay folded into the gradient (coupled), not AdamW's decoupled "
+                    "decay"},
+                   {"bias_correction", "off", sig::kNoBiasCorrection,
+                    "the step matches Adam without the 1 / (1 - beta^t) bias corrections"},
+               };
+               static const char* const kHypers[] = {"lr", "beta1", "beta2", "eps", "weight_decay"};
+               classify_semantics(op, in, o, obs, kVariants, kHypers, s, n);
+             }}};
   }
 };
 

@@ -18,8 +18,11 @@
 // The signature classifier names a failure by the option that explains it.
 #pragma once
 
+#include <vector>
+
 #include <memory>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -27,3 +30,10 @@ namespace kc::ops {
 std::unique_ptr<Op> make_adamw_op();
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of adamw_step (ops/optim/properties.cpp).
+void add_adamw_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

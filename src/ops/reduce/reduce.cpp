@@ -78,6 +78,10 @@ class SumOp final : public Op {
     vars["n"] = vars["N"] = static_cast<double>(call.t("x").numel());
     return vars;
   }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<std::string> scope_classes() const override { return {"reduction"}; }
 };
 
 }  // namespace

@@ -121,6 +121,12 @@ class RopeOp final : public Op {
       }
     return y;
   }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_rope_properties);
+  }
 };
 
 }  // namespace

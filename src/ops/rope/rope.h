@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -28,3 +29,10 @@ struct RopeLayout {
 RopeLayout rope_layout(const Call& call);
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of rope (ops/rope/properties.cpp).
+void add_rope_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

@@ -11,8 +11,9 @@
 #include <cstdio>
 #include <limits>
 
-#include "engine/obligation/families.h"
-#include "engine/obligation/util.h"
+#include "kc/obligation.h"
+#include "ops/obligation_util.h"
+#include "ops/softmax/softmax.h"
 
 namespace kc::obligation {
 namespace {

@@ -137,6 +137,12 @@ class SoftmaxOp final : public Op {
 
  private:
   bool log_;
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_softmax_properties);
+  }
 };
 
 }  // namespace

@@ -1,8 +1,11 @@
 // kc — softmax and log_softmax over the last axis.
 #pragma once
 
+#include <vector>
+
 #include <memory>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -11,3 +14,10 @@ namespace kc::ops {
 std::unique_ptr<Op> make_softmax_op(bool log);
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of softmax and log_softmax (ops/softmax/properties.cpp).
+void add_softmax_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

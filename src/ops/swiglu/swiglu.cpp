@@ -74,6 +74,12 @@ class SwigluOp final : public Op {
     return m;
   }
   double accumulation_length(const Call&) const override { return 1; }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_swiglu_properties);
+  }
 };
 
 }  // namespace

@@ -1,8 +1,11 @@
 // kc — the SwiGLU gate: y = silu(gate) * up, elementwise.
 #pragma once
 
+#include <vector>
+
 #include <memory>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -11,3 +14,10 @@ namespace kc::ops {
 std::unique_ptr<Op> make_swiglu_op();
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of swiglu (ops/swiglu/properties.cpp).
+void add_swiglu_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

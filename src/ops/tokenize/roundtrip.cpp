@@ -150,6 +150,12 @@ class BpeRoundtripOp final : public Op {
       for (std::int64_t i = 0; i < len; ++i) res.outputs[0][static_cast<std::size_t>(r * cap + i)] = x.at(r * len + i);
     return res;
   }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<OpClassifier> classifiers() const override {
+    return {{OpClassifier::Stage::kSemantics, classify_roundtrip}};
+  }
 };
 
 }  // namespace

@@ -15,11 +15,21 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "kc/model.h"
+#include "kc/observation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
 
 std::unique_ptr<Op> make_bpe_roundtrip_op();
+
+/// bpe_roundtrip's classifier (ops/tokenize/classify.cpp): per row, the
+/// decoded bytes against the input bytes: BYTES_DROPPED where bytes are
+/// missing and every other byte is intact, BYTES_CHANGED otherwise.
+void classify_roundtrip(const Op& op, const Call& inputs, const OracleOptions& options, const Observation& obs,
+                        std::vector<Signature>* signatures, std::vector<std::string>* notes);
 
 }  // namespace kc::ops

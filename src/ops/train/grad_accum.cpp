@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "ops/class_ops_util.h"
+#include "kc/signature.h"
+#include "ops/semantic_classify.h"
 
 namespace kc::ops {
 namespace {
@@ -125,6 +127,25 @@ class GradAccumOp final : public Op {
   double accumulation_length(const Call& call) const override {
     const Shape s = shape_of(call);
     return static_cast<double>(s.b / s.a + s.a + s.f + 2);
+  }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    std::vector<obligation::Property> out;
+    obligation::add_grad_accum_properties(out);
+    return out;
+  }
+  std::vector<OpClassifier> classifiers() const override {
+    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
+                                                 const Observation& obs, std::vector<Signature>* s,
+                                                 std::vector<std::string>* n) {
+               static const SemanticVariant kVariants[] = {
+                   {"average", "off", sig::kAccumulationNotAveraged,
+                    "the gradient matches the sum of the micro-batch gradients, not their mean"},
+               };
+               classify_semantics(op, in, o, obs, kVariants, {}, s, n);
+             }}};
   }
 };
 

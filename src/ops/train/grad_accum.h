@@ -11,8 +11,11 @@
 // (off: Σ_j g_j, the ACCUMULATION_NOT_AVERAGED signature).
 #pragma once
 
+#include <vector>
+
 #include <memory>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 
 namespace kc::ops {
@@ -20,3 +23,10 @@ namespace kc::ops {
 std::unique_ptr<Op> make_grad_accum_op();
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of grad_accum (ops/train/properties.cpp).
+void add_grad_accum_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

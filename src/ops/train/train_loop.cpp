@@ -153,6 +153,12 @@ class TrainLoopOp final : public Op {
                                    {"kappa2", h.beta2 / (1 - h.beta2)},
                                    {"N", static_cast<double>(call.t("theta").numel())}});
   }
+
+ public:
+  // ---- what the rest of kc asks of this op (kc/op.h)
+  std::vector<obligation::Property> properties() const override {
+    return obligation::properties_for(name(), obligation::add_train_loop_properties);
+  }
 };
 
 }  // namespace

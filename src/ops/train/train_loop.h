@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kc/obligation.h"
 #include "kc/op.h"
 #include "ops/train/train_loop_math.h"
 
@@ -46,3 +47,10 @@ std::vector<ParamSegment> train_loop_segments(const TrainLoopShape& sh);
 std::vector<double> train_loop_gradient(const Call& call);
 
 }  // namespace kc::ops
+
+namespace kc::obligation {
+
+/// The algebraic properties of train_loop, training stability (ops/train/train_loop_properties.cpp).
+void add_train_loop_properties(std::vector<Property>& out);
+
+}  // namespace kc::obligation

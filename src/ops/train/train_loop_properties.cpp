@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/obligation/families.h"
-#include "engine/obligation/util.h"
+#include "kc/obligation.h"
+#include "ops/obligation_util.h"
 #include "kc/dtype.h"
 #include "ops/train/train_loop.h"
 

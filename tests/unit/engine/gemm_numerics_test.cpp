@@ -14,6 +14,7 @@
 #include "kc/engine.h"
 #include "kc/op.h"
 #include "ops/matmul/arithmetic.h"
+#include "ops/matmul/classify.h"
 #include "tests/unit/engine/trio.h"
 
 namespace kc::engine {
@@ -127,7 +128,7 @@ std::string named(const Call& call, const Arithmetic& arith) {
   obs.ref = matmul->oracle(call, {})->outputs[0];
   std::vector<Signature> sigs;
   std::vector<std::string> notes;
-  classify_arithmetic(*matmul, call, obs, &sigs, &notes);
+  ops::classify_arithmetic(*matmul, call, obs, &sigs, &notes);
   std::string s;
   for (const auto& sg : sigs) s += (s.empty() ? "" : " ") + sg.to_string();
   return s;

@@ -12,6 +12,7 @@
 #include "kc/calibrate.h"
 #include "kc/engine.h"
 #include "kc/op.h"
+#include "ops/matmul/classify.h"
 #include "tests/unit/engine/trio.h"
 
 namespace kc::engine {
@@ -84,7 +85,7 @@ Observation observation(const Call& call, std::vector<double> got) {
 std::string named(const Call& call, const std::vector<double>& got, std::string* note = nullptr) {
   std::vector<Signature> sigs;
   std::vector<std::string> notes;
-  classify_accumulator_bits(*builtin_ops().find("matmul"), call, observation(call, got), &sigs, &notes);
+  ops::classify_accumulator_bits(*builtin_ops().find("matmul"), call, observation(call, got), &sigs, &notes);
   if (note && !notes.empty()) *note = notes.front();
   return sigs.empty() ? std::string() : sigs.front().to_string();
 }
