@@ -121,22 +121,27 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  /// Starts the worker for calls laid out like `call` (op, config, tensor
-  /// dtypes, shapes and strides) if none is running for that layout. Call it
-  /// before computing what the kernel must not see (the oracle's answer): the
-  /// worker's memory is a copy of kc's at this moment.
+  /// Readies a worker for calls laid out like `call` (op, config, tensor
+  /// dtypes, shapes and strides): the running one, told the new layout, or a
+  /// new one. Call it before computing what the kernel must not see (the
+  /// oracle's answer): a worker's memory is a copy of kc's from when it was
+  /// forked, at this call or an earlier one, never later.
   Status prepare(const Call& call);
   /// Runs the impl on `call` and writes every tensor back in place, like
-  /// Impl::run. A call with a new layout replaces the worker; a failure ends it
-  /// (the next call starts a fresh one).
+  /// Impl::run. A call with a new layout is handed to the running worker (it
+  /// remakes its guarded buffers), or, when it does not fit there, to a new
+  /// worker; a failure ends the worker (the next call starts a fresh one).
   Outcome run(Call& call);
 
   /// Whether calls leave kc's process (false for Mode::kNone and for backends
   /// whose runtime does not survive fork(); in_process_reason() says which).
   bool isolated() const { return isolated_; }
   const std::string& in_process_reason() const { return in_process_reason_; }
-  /// Worker processes started so far (1 per layout unless calls failed).
+  /// Worker processes started so far (1 unless calls failed or a layout did
+  /// not fit the running worker).
   int spawned() const { return spawned_; }
+  /// Layout changes the running worker took on in place, without a new process.
+  int relayouts() const { return relayouts_; }
 
   /// What the kernel printed, over every call so far (workers only).
   const Capture& captured_output() const { return capture_; }
@@ -156,6 +161,7 @@ class Worker {
   std::string in_process_reason_;
   std::string device_runtime_;  ///< extra[device_runtime] of a plugin that starts one ("cuda")
   int spawned_ = 0;
+  int relayouts_ = 0;
   std::unique_ptr<Child> child_;
   std::unique_ptr<Child> retiring_;  ///< the previous layout's worker, exiting (prepare)
   Capture capture_;

@@ -28,7 +28,11 @@ class Tensor {
   /// storage alive; copies of a view alias the same bytes. Used by the worker
   /// process (kc/isolate.h) to run kernels on guarded buffers.
   static Tensor view(const Tensor& like, std::byte* data);
-  bool is_view() const { return view_ != nullptr; }
+  /// The same, for a layout given as dtype, shape and strides (storage as the
+  /// strided constructor computes it). `data` may be null: a layout only.
+  static Tensor view(DType dtype, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides,
+                     std::byte* data);
+  bool is_view() const { return viewing_; }
 
   DType dtype() const { return dtype_; }
   const std::vector<std::int64_t>& shape() const { return shape_; }
@@ -39,14 +43,14 @@ class Tensor {
   std::int64_t numel() const;
   /// Number of storage elements (>= numel for padded strides).
   std::int64_t storage_elems() const { return storage_elems_; }
-  std::size_t nbytes() const { return view_ ? view_bytes_ : bytes_.size(); }
+  std::size_t nbytes() const { return viewing_ ? view_bytes_ : bytes_.size(); }
 
   template <typename T>
   T* data() { return reinterpret_cast<T*>(raw()); }
   template <typename T>
   const T* data() const { return reinterpret_cast<const T*>(raw()); }
-  std::byte* raw() { return view_ ? view_ : bytes_.data(); }
-  const std::byte* raw() const { return view_ ? view_ : bytes_.data(); }
+  std::byte* raw() { return viewing_ ? view_ : bytes_.data(); }
+  const std::byte* raw() const { return viewing_ ? view_ : bytes_.data(); }
 
   /// Storage element at offset (not logical index), converted to double.
   double load(std::int64_t offset) const;
@@ -79,6 +83,8 @@ class Tensor {
   std::string shape_string() const;  ///< "(64, 128)"
 
  private:
+  static std::int64_t storage_for(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides);
+
   DType dtype_ = DType::kF32;
   std::vector<std::int64_t> shape_;
   std::vector<std::int64_t> strides_;
@@ -86,6 +92,7 @@ class Tensor {
   std::vector<std::byte> bytes_;
   std::byte* view_ = nullptr;  ///< external storage of a view (bytes_ is then empty)
   std::size_t view_bytes_ = 0;
+  bool viewing_ = false;  ///< a view (of view_, which may be null: a layout with no storage yet)
 };
 
 }  // namespace kc

@@ -24,21 +24,39 @@ std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& sha
 Tensor::Tensor(DType dtype, std::vector<std::int64_t> shape)
     : Tensor(dtype, shape, row_major_strides(shape)) {}
 
-Tensor::Tensor(DType dtype, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides)
-    : dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)) {
-  KC_CHECK_MSG(shape_.size() == strides_.size(), "tensor shape and strides differ in rank");
-  // Storage covers the largest reachable offset: 1 + sum (shape_i - 1) * stride_i.
+/// Storage elements of a strided layout: its largest reachable offset plus one,
+/// 1 + sum (shape_i - 1) * stride_i (0 for an empty tensor).
+std::int64_t Tensor::storage_for(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides) {
+  KC_CHECK_MSG(shape.size() == strides.size(), "tensor shape and strides differ in rank");
   std::int64_t last = 0;
   bool empty = false;
-  for (std::size_t i = 0; i < shape_.size(); ++i) {
-    KC_CHECK_MSG(shape_[i] >= 0 && strides_[i] >= 0, "negative tensor extent or stride");
-    if (shape_[i] == 0) empty = true;
-    else last += (shape_[i] - 1) * strides_[i];
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    KC_CHECK_MSG(shape[i] >= 0 && strides[i] >= 0, "negative tensor extent or stride");
+    if (shape[i] == 0) empty = true;
+    else last += (shape[i] - 1) * strides[i];
   }
-  storage_elems_ = empty ? 0 : last + 1;
+  return empty ? 0 : last + 1;
+}
+
+Tensor::Tensor(DType dtype, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides)
+    : dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)) {
+  storage_elems_ = storage_for(shape_, strides_);
   bytes_.assign(static_cast<std::size_t>(storage_elems_) *
                     static_cast<std::size_t>(dtype_info(dtype_).storage_bytes),
                 std::byte{0});
+}
+
+Tensor Tensor::view(DType dtype, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides,
+                    std::byte* data) {
+  Tensor t;
+  t.storage_elems_ = storage_for(shape, strides);
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.strides_ = std::move(strides);
+  t.view_bytes_ = static_cast<std::size_t>(t.storage_elems_) * static_cast<std::size_t>(dtype_info(dtype).storage_bytes);
+  t.view_ = data;
+  t.viewing_ = true;
+  return t;
 }
 
 Tensor Tensor::view(const Tensor& like, std::byte* data) {
@@ -49,6 +67,7 @@ Tensor Tensor::view(const Tensor& like, std::byte* data) {
   t.storage_elems_ = like.storage_elems_;
   t.view_bytes_ = like.nbytes();
   t.view_ = data;
+  t.viewing_ = true;
   return t;
 }
 

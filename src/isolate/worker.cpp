@@ -156,6 +156,117 @@ std::string layout_key(const Call& call) {
   return k;
 }
 
+/// Where each tensor's bytes sit in the region kc shares with the worker (each
+/// 64-byte aligned); `total` is the region's size for that layout.
+std::vector<std::size_t> transfer_offsets(const Call& call, std::size_t* total) {
+  std::vector<std::size_t> offsets;
+  *total = 0;
+  for (const Tensor& t : call.tensors) {
+    offsets.push_back(*total);
+    *total += round_up(t.nbytes(), 64);
+  }
+  return offsets;
+}
+
+// --- A layout as bytes: what a running worker needs to take on its case's next
+// layout (op, config, names, roles, dtypes, shapes, strides) instead of kc
+// forking a new worker for it.
+
+void put_u64(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+void put_str(std::string& out, std::string_view s) {
+  put_u64(out, s.size());
+  out.append(s);
+}
+
+std::string encode_layout(const Call& call) {
+  std::string out;
+  put_str(out, call.op);
+  put_u64(out, static_cast<std::uint64_t>(call.config.dtype));
+  put_u64(out, call.config.accumulator ? 1 + static_cast<std::uint64_t>(*call.config.accumulator) : 0);
+  put_u64(out, call.config.params.size());
+  for (const auto& [key, value] : call.config.params) {
+    put_str(out, key);
+    put_str(out, value);
+  }
+  put_u64(out, call.tensors.size());
+  for (std::size_t i = 0; i < call.tensors.size(); ++i) {
+    const Tensor& t = call.tensors[i];
+    put_str(out, call.names[i]);
+    put_u64(out, static_cast<std::uint64_t>(call.roles[i]));
+    put_u64(out, static_cast<std::uint64_t>(t.dtype()));
+    put_u64(out, t.rank());
+    for (std::size_t d = 0; d < t.rank(); ++d) {
+      put_u64(out, static_cast<std::uint64_t>(t.shape()[d]));
+      put_u64(out, static_cast<std::uint64_t>(t.strides()[d]));
+    }
+  }
+  return out;
+}
+
+struct LayoutReader {
+  std::string_view in;
+  bool ok = true;
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    if (in.size() < sizeof v) {
+      ok = false;
+      return 0;
+    }
+    std::memcpy(&v, in.data(), sizeof v);
+    in.remove_prefix(sizeof v);
+    return v;
+  }
+  std::string str() {
+    const std::uint64_t n = u64();
+    if (!ok || n > in.size()) {
+      ok = false;
+      return {};
+    }
+    std::string s(in.substr(0, n));
+    in.remove_prefix(n);
+    return s;
+  }
+};
+
+/// The call `bytes` describes; its tensors are views of no storage yet.
+bool decode_layout(std::string_view bytes, Call* call) {
+  LayoutReader r{bytes};
+  *call = Call{};
+  call->op = r.str();
+  call->config.dtype = static_cast<DType>(r.u64());
+  if (const std::uint64_t acc = r.u64()) call->config.accumulator = static_cast<DType>(acc - 1);
+  for (std::uint64_t n = r.u64(); r.ok && n > 0; --n) {
+    std::string key = r.str();
+    call->config.params[key] = r.str();
+  }
+  const std::uint64_t count = r.u64();
+  for (std::uint64_t i = 0; r.ok && i < count; ++i) {
+    call->names.push_back(r.str());
+    call->roles.push_back(static_cast<Role>(r.u64()));
+    const auto dtype = static_cast<DType>(r.u64());
+    const std::uint64_t rank = r.u64();
+    if (rank > 64) return false;
+    std::vector<std::int64_t> shape, strides;
+    for (std::uint64_t d = 0; r.ok && d < rank; ++d) {
+      shape.push_back(static_cast<std::int64_t>(r.u64()));
+      strides.push_back(static_cast<std::int64_t>(r.u64()));
+    }
+    if (!r.ok) return false;
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] < 0 || strides[d] < 0) return false;
+    call->tensors.push_back(Tensor::view(dtype, std::move(shape), std::move(strides), nullptr));
+  }
+  return r.ok && r.in.empty();
+}
+
+/// Bytes of address space a worker may keep for the buffers of the layouts it
+/// served before its current one (kept mapped, read-only and emptied, so a late
+/// write to them is still caught). Past this a new layout gets a new worker.
+constexpr std::size_t kRetiredBytes = std::size_t{256} << 20;
+/// The shared transfer region is reserved this large (untouched pages cost
+/// nothing), so most of a case's later layouts fit the first worker's region.
+constexpr std::size_t kTransferReserve = std::size_t{64} << 20;
+
 // --- Worker side. Everything below runs only in the forked child.
 
 struct GuardRange {
@@ -167,6 +278,17 @@ SharedBlock* g_block = nullptr;
 std::vector<GuardRange>* g_guards = nullptr;
 bool g_pid1 = false;                         ///< the kernel process is PID 1 of its own namespace
 volatile sig_atomic_t g_after_return = 0;    ///< the tensors are read-only: the call has returned
+
+/// The buffers of layouts this worker served before (read-only, emptied): a
+/// write there by a thread the kernel left running is a late write too.
+struct RetiredRange {
+  std::uintptr_t begin = 0, end = 0;
+  std::int32_t tensor = 0;
+};
+constexpr std::size_t kMaxRetired = 4096;
+RetiredRange g_retired[kMaxRetired];
+volatile sig_atomic_t g_retired_count = 0;
+std::size_t g_retired_bytes = 0;
 
 /// Ends the kernel process by `sig`, as kc must see it. PID 1 of a namespace
 /// cannot be killed by a signal sent from inside it (a raise() is ignored), so
@@ -207,6 +329,16 @@ int access_kind(void* context) {
 void on_fault(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  if (g_block) {
+    for (sig_atomic_t i = 0; i < g_retired_count; ++i) {
+      if (addr >= g_retired[i].begin && addr < g_retired[i].end) {
+        g_block->fault = Fault::kLateWrite;
+        g_block->fault_tensor = g_retired[i].tensor;
+        g_block->fault_addr = addr;
+        _exit(kExitFault);
+      }
+    }
+  }
   if (g_block && g_guards && g_after_return) {
     // The tensors are read-only between a call's return and the next call.
     for (std::size_t i = 0; i < g_guards->size(); ++i) {
@@ -269,7 +401,7 @@ struct ServeArgs {
   std::vector<GuardRange>* guards;
   std::byte* transfer;
   std::size_t transfer_bytes;
-  const std::vector<std::size_t>* offsets;
+  std::vector<std::size_t>* offsets;
   int sock;
   double timeout_s;
   double settle_s;
@@ -302,7 +434,88 @@ void protect_tensors(std::vector<GuardRange>& guards, bool read_only) {
   }
 }
 
-void serve(const ServeArgs& a) {
+/// Reads exactly n bytes from the socket; false at its end or on an error.
+bool recv_all(int sock, void* buf, std::size_t n) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t r = recv(sock, p, n, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+/// Takes on the layout kc sends after an 'L' request: new guarded buffers and
+/// views for it, in place of the old ones. The old buffers stay mapped,
+/// read-only and emptied, so a thread the kernel left running that writes to
+/// them is still caught (LATE_WRITE). Replies 'L', or 'E' when this worker
+/// cannot take the layout (kc then starts a new worker for it).
+void take_layout(ServeArgs& a) {
+  std::uint64_t len = 0;
+  if (!recv_all(a.sock, &len, sizeof len) || len > (std::uint64_t{1} << 24)) setup_failed("a truncated layout from kc");
+  std::string bytes(len, '\0');
+  if (!recv_all(a.sock, bytes.data(), bytes.size())) setup_failed("a truncated layout from kc");
+  static Call owned[2];
+  static int which = 0;
+  which ^= 1;  // the other one: a.tmpl may point at the current one
+  Call& next = owned[which];
+  if (!decode_layout(bytes, &next)) setup_failed("a malformed layout from kc");
+  std::size_t total = 0;
+  std::vector<std::size_t> offsets = transfer_offsets(next, &total);
+  std::vector<GuardRange>& old = *a.guards;
+  std::size_t old_bytes = 0;
+  for (const GuardRange& g : old) old_bytes += g.buffer.map_bytes;
+  char reply = 'E';
+  auto* fresh = new std::vector<GuardRange>(next.tensors.size());  // never freed: on_fault may read the old set
+  bool made = total <= a.transfer_bytes && g_retired_count + old.size() <= kMaxRetired &&
+              g_retired_bytes + old_bytes <= kRetiredBytes;
+  for (std::size_t i = 0; made && i < next.tensors.size(); ++i) {
+    GuardRange& g = (*fresh)[i];
+    const Result<std::optional<std::size_t>> placement = requested_placement(next, i);  // kc/capability.h
+    made = placement.ok() && detail::make_guarded(next.tensors[i].nbytes(), &g.buffer, *placement).ok();
+    g.data_begin = reinterpret_cast<std::uintptr_t>(g.buffer.data);
+    g.data_end = g.data_begin + g.buffer.nbytes;
+  }
+  if (made) {
+    // A late write to the old buffers faults and is classified before they are emptied.
+    for (std::size_t i = 0; i < old.size(); ++i) {
+      const detail::GuardedBuffer& b = old[i].buffer;
+      g_retired[g_retired_count] = {reinterpret_cast<std::uintptr_t>(b.body), reinterpret_cast<std::uintptr_t>(b.rear),
+                                    static_cast<std::int32_t>(i)};
+      g_retired_count = g_retired_count + 1;
+      if (b.rear > b.body) {
+        mprotect(b.body, static_cast<std::size_t>(b.rear - b.body), PROT_READ);
+        madvise(b.body, static_cast<std::size_t>(b.rear - b.body), MADV_DONTNEED);
+      }
+    }
+    g_retired_bytes += old_bytes;
+    Call& view = *a.view;
+    view.op = next.op;
+    view.config = next.config;
+    view.names = next.names;
+    view.roles = next.roles;
+    view.tensors.clear();
+    for (std::size_t i = 0; i < next.tensors.size(); ++i)
+      view.tensors.push_back(Tensor::view(next.tensors[i], (*fresh)[i].buffer.data));
+    *a.offsets = std::move(offsets);
+    a.tmpl = &next;
+    a.guards = fresh;
+    g_guards = fresh;
+    // As after a call: read-only until the next call, so a write by a thread
+    // the kernel left running is caught here too.
+    protect_tensors(*fresh, true);
+    g_after_return = 1;
+    reply = 'L';
+  } else {
+    for (GuardRange& g : *fresh) detail::free_guarded(&g.buffer);
+    delete fresh;
+  }
+  if (send(a.sock, &reply, 1, MSG_NOSIGNAL) != 1) _exit(0);
+}
+
+void serve(ServeArgs a) {
   // Own alternate signal stack, so a stack overflow in the kernel still runs on_fault.
   const std::size_t alt_bytes = std::max<std::size_t>(SIGSTKSZ, 64 * 1024);
   void* alt = mmap(nullptr, alt_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -312,12 +525,17 @@ void serve(const ServeArgs& a) {
     ss.ss_size = alt_bytes;
     sigaltstack(&ss, nullptr);
   }
-  auto& guards = *a.guards;
   for (;;) {
     char req = 0;
     const ssize_t n = recv(a.sock, &req, 1, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // the parent closed the socket: done
+    if (req == 'L') {
+      reap_ended();
+      take_layout(a);
+      continue;
+    }
+    auto& guards = *a.guards;
     if (g_after_return) {
       g_after_return = 0;
       protect_tensors(guards, false);
@@ -431,7 +649,27 @@ struct Worker::Child {
   std::vector<std::size_t> offsets, sizes;
   std::vector<std::string> names;
   std::string layout;
-  std::int64_t rss_baseline = 0;
+  std::int64_t rss_floor = 0;         ///< kc's resident memory when it forked the worker, plus 64 MiB
+  std::int64_t max_tensor_bytes = 0;  ///< the largest layout's tensor bytes so far
+  std::int64_t rss_baseline = 0;      ///< rss_floor plus the worker's own copies (guards, transfer)
+
+  /// Takes `call`'s layout as the worker's current one, on kc's side.
+  void adopt(const Call& call, const std::string& key) {
+    std::size_t total = 0;
+    layout = key;
+    names = call.names;
+    offsets = transfer_offsets(call, &total);
+    sizes.clear();
+    std::int64_t tensor_bytes = 0;
+    for (const Tensor& t : call.tensors) {
+      sizes.push_back(t.nbytes());
+      tensor_bytes += static_cast<std::int64_t>(t.nbytes());
+    }
+    // The worker's own copies (guarded buffers, its touch of the transfer
+    // region) are kc's doing, not the kernel's: the baseline includes them.
+    max_tensor_bytes = std::max(max_tensor_bytes, tensor_bytes);
+    rss_baseline = rss_floor + 2 * max_tensor_bytes;
+  }
   bool reaped = false;
   int wait_status = 0;
 
@@ -634,7 +872,8 @@ constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  
     const std::int64_t vm = statm_bytes(0, 0);
     const std::int64_t hw = std::max(1u, std::thread::hardware_concurrency());
     if (vm > 0) {
-      const std::int64_t cap = vm + limits.memory_bytes + (hw + 1) * (std::int64_t{256} << 20);
+      const std::int64_t cap = vm + limits.memory_bytes + (hw + 1) * (std::int64_t{256} << 20) +
+                               static_cast<std::int64_t>(kRetiredBytes);
       rlimit as{};
       getrlimit(RLIMIT_AS, &as);
       if (as.rlim_max == RLIM_INFINITY || static_cast<std::int64_t>(as.rlim_max) > cap) {
@@ -770,10 +1009,62 @@ Worker::~Worker() {
   if (child_) child_->stop(1.0);
 }
 
+namespace {
+
+/// Hands a running worker the next layout of its case (it remakes its buffers
+/// in place): no fork, no new sandbox. False when this worker cannot take it
+/// (the shared region is too small, the layout does not survive the trip, the
+/// worker refused or died) and kc starts a new worker instead.
+bool relayout(Worker::Child& c, const Call& call, const std::string& key, double timeout_s) {
+  if (c.reaped || c.sock < 0 || !c.block) return false;
+  std::size_t total = 0;
+  transfer_offsets(call, &total);
+  if (total > c.transfer_bytes) return false;
+  const std::string bytes = encode_layout(call);
+  if (Call back; !decode_layout(bytes, &back) || layout_key(back) != key) return false;
+  // A write after the previous call returned ended the worker: the next call reports it.
+  if (c.block->fault == Fault::kLateWrite) {
+    c.adopt(call, key);
+    return true;
+  }
+  std::string msg(1, 'L');
+  const std::uint64_t len = bytes.size();
+  msg.append(reinterpret_cast<const char*>(&len), sizeof len);
+  msg += bytes;
+  if (send(c.sock, msg.data(), msg.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(msg.size())) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(1.0, timeout_s));
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p[2] = {{c.sock, POLLIN, 0}, {c.out, POLLIN, 0}};
+    const int pr = poll(p, c.out >= 0 ? 2 : 1, 20);
+    if (pr < 0 && errno != EINTR) break;
+    if (pr > 0 && p[1].revents) c.drain();
+    if (pr <= 0 || !p[0].revents) continue;
+    char reply = 0;
+    const ssize_t n = recv(c.sock, &reply, 1, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n == 1 && reply == 'L') {
+      c.adopt(call, key);
+      return true;
+    }
+    if (n == 0 && c.block->fault == Fault::kLateWrite) {
+      c.adopt(call, key);
+      return true;
+    }
+    break;
+  }
+  return false;
+}
+
+}  // namespace
+
 Status Worker::prepare(const Call& call) {
   if (!isolated_) return ok_status();
   const std::string key = layout_key(call);
   if (child_ && child_->layout == key) return ok_status();
+  if (child_ && relayout(*child_, call, key, limits_.timeout_s)) {
+    ++relayouts_;
+    return ok_status();
+  }
   // The worker of the previous layout is told to exit (its socket closes) and
   // reaped at the next layout change or with this Worker, so its exit — the
   // teardown of a copy of kc and of its namespaces — overlaps the next calls
@@ -804,20 +1095,15 @@ Status Worker::prepare(const Call& call) {
   }
   detail::collapse_for_fork();
   auto c = std::make_unique<Child>();
-  c->layout = key;
-  c->names = call.names;
-  std::size_t total = 0, tensor_bytes = 0;
-  for (const Tensor& t : call.tensors) {
-    c->offsets.push_back(total);
-    c->sizes.push_back(t.nbytes());
-    total += round_up(t.nbytes(), 64);
-    tensor_bytes += t.nbytes();
-  }
+  c->rss_floor = std::max<std::int64_t>(0, statm_bytes(getpid(), 1)) + (std::int64_t{64} << 20);
+  c->adopt(call, key);
+  std::size_t total = 0;
+  transfer_offsets(call, &total);
   c->block_bytes = round_up(sizeof(SharedBlock), static_cast<std::size_t>(page_size()));
   void* b = mmap(nullptr, c->block_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (b == MAP_FAILED) return {StatusCode::kResourceExhausted, std::string("mmap: ") + std::strerror(errno)};
   c->block = static_cast<SharedBlock*>(b);
-  c->transfer_bytes = std::max<std::size_t>(total, 1);
+  c->transfer_bytes = std::max(total, kTransferReserve);
   void* t = mmap(nullptr, c->transfer_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
   if (t == MAP_FAILED) {
@@ -843,10 +1129,6 @@ Status Worker::prepare(const Call& call) {
   fcntl(out[1], F_SETPIPE_SZ, 1 << 20);  // room for a burst while kc is between polls
   c->out = out[0];
   c->capture = &capture_;
-  // The worker's own copies (guarded buffers, its touch of the transfer region)
-  // are kc's doing, not the kernel's: the baseline includes them.
-  c->rss_baseline = std::max<std::int64_t>(0, statm_bytes(getpid(), 1)) +
-                    2 * static_cast<std::int64_t>(tensor_bytes) + (std::int64_t{64} << 20);
   std::fflush(nullptr);  // the worker must not inherit (and repeat) buffered output
   const pid_t parent = getpid();
   const std::string cgroup_procs = detail::worker_cgroup_procs();  // the memory budget's cgroup, if any

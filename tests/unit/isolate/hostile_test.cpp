@@ -239,6 +239,32 @@ TEST_P(Hostile, AWriteAfterReturnIsALateWrite) {
   }
 }
 
+TEST_P(Hostile, ALateWriteToAnEarlierLayoutsBufferIsStillCaught) {
+  // The running worker takes on the next layout while a thread the kernel
+  // left behind is still asleep; its write to the old buffer is a late write.
+  const HostileImpl impl([](Call& c) {
+    float* x = c.t("x").data<float>();
+    if (c.t("x").numel() == 8) {
+      std::thread([x] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        x[1] = 12345.0f;
+      }).detach();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    }
+    return ok_status();
+  });
+  Limits limits;
+  limits.settle_s = 0.001;
+  Worker w(impl, Mode::kProcess, limits);
+  Call first = scal_call(8);
+  const Outcome a = w.run(first);
+  Call second = scal_call(32);
+  const Outcome b = a.failure ? a : w.run(second);  // a slow machine may catch it at once
+  ASSERT_TRUE(b.failure);
+  EXPECT_EQ(b.failure->to_string(), "LATE_WRITE(x)") << b.status.message();
+}
+
 /// Points this process's stdout and stderr at a file while it lives.
 class CaptureKcOutput {
  public:

@@ -116,6 +116,64 @@ TEST(Isolate, AHonestKernelsResultComesBack) {
   EXPECT_EQ(w.spawned(), 1);
 }
 
+// A case's configs differ in layout (shapes, strides, config): the running
+// worker takes each new one on (new guarded buffers) instead of kc forking a
+// new worker per layout, and every result still comes back right.
+TEST(Isolate, OneWorkerServesEveryLayoutOfItsCase) {
+  const FnImpl impl(doubler);
+  Worker w(impl, Mode::kProcess, Limits{});
+  int layouts = 0;
+  std::string last;
+  for (std::int64_t n : {8, 1000, 3, 1000, 70000}) {
+    Call call = scal_call(n);
+    call.config.params["n"] = std::to_string(n);
+    const std::string key = std::to_string(n);
+    if (key != last) ++layouts;
+    last = key;
+    ASSERT_TRUE(w.prepare(call).ok());
+    const Outcome o = w.run(call);
+    ASSERT_FALSE(o.failure) << "n=" << n << ": " << o.status.message();
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(call.t("x").at(i), 2.0 * i) << "n=" << n << " i=" << i;
+  }
+  EXPECT_EQ(w.spawned(), 1);
+  EXPECT_EQ(w.relayouts(), layouts - 1);
+}
+
+// After a layout change the guards sit around the new buffers: a write one
+// past the end of the smaller tensor is caught, and the next layout still runs.
+TEST(Isolate, TheGuardsFollowTheNewLayout) {
+  const FnImpl impl([](Call& c) {
+    Tensor& x = c.t("x");
+    if (x.numel() == 5) x.data<float>()[5] = 1.0f;
+    return doubler(c);
+  });
+  Worker w(impl, Mode::kProcess, Limits{});
+  Call big = scal_call(4096);
+  ASSERT_FALSE(w.run(big).failure);
+  Call small = scal_call(5);
+  const Outcome o = w.run(small);
+  ASSERT_TRUE(o.failure);
+  EXPECT_EQ(o.failure->to_string(), "GUARD_OVERWRITTEN(x, after)") << o.status.message();
+  EXPECT_EQ(w.relayouts(), 1);
+  Call next = scal_call(64);
+  EXPECT_FALSE(w.run(next).failure);
+  EXPECT_EQ(next.t("x").at(9), 18.0);
+}
+
+// A layout larger than the region kc shares with the running worker gets a
+// new worker; the calls' results are the same either way.
+TEST(Isolate, ALayoutTooLargeForTheWorkerGetsANewOne) {
+  const FnImpl impl(doubler);
+  Worker w(impl, Mode::kProcess, Limits{});
+  Call small = scal_call(16);
+  ASSERT_FALSE(w.run(small).failure);
+  Call huge = scal_call(std::int64_t{20} << 20);  // 80 MiB of floats
+  ASSERT_FALSE(w.run(huge).failure);
+  EXPECT_EQ(huge.t("x").at(12345), 24690.0);
+  EXPECT_EQ(w.spawned(), 2);
+  EXPECT_EQ(w.relayouts(), 0);
+}
+
 TEST(Isolate, TheKernelRunsOutsideKcsProcess) {
   static int touched = 0;  // in the worker, a copy of this is changed
   const FnImpl impl([](Call& c) {
