@@ -19,10 +19,16 @@
 //   calib.cap_align16_raise         good: raises on an operand that is not 16-byte aligned
 //   calib.cap_align16_fallback      declares FALLBACK: its unaligned path serves misaligned operands
 //   calib.cap_align_any             declares alignment any: unaligned loads throughout
+//   calib.cap_ws_wraps              bad: declares workspace = 4 * M * N and RAISE, keeps its partial sums in the
+//                                   workspace it is given, wrapping around a short one: wrong C, no error
+//   calib.cap_ws_raise              good: raises on a workspace below its need
+//   calib.cap_ws_overruns           declares RAISE, writes its partial sums past a short workspace
+//   calib.cap_ws_fallback           declares FALLBACK: its own buffer serves a call with a short workspace
 // The last two fail any 1e-2 allclose against FP32 once the bf16 path runs, so
 // they are not a trio; tests/unit/engine/capability_test.cpp judges them.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -176,6 +182,63 @@ Declaration align_decl(const char* name, const char* description, const char* al
   return d;
 }
 
+enum class WorkspaceUse { kWraps, kRaise, kOverruns, kFallback };
+
+/// A GEMM that keeps every C_ij's sum in a workspace of M * N floats
+/// (4 * M * N bytes) and copies them to C at the end: the workspace the call
+/// gives, or its own where the call gives none (or, kFallback, a short one).
+Status workspace_gemm(Call& call, WorkspaceUse use) {
+  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+  const std::int64_t need = g.m * g.n;  // floats
+  Tensor* given = call_workspace(call);
+  const std::int64_t have = given ? given->numel() / static_cast<std::int64_t>(sizeof(float)) : need;
+  std::vector<float> own;
+  float* ws = nullptr;
+  std::int64_t slots = need;
+  const char* path = "workspace";
+  if (!given || (have < need && use == WorkspaceUse::kFallback)) {
+    own.assign(static_cast<std::size_t>(need), 0.0f);
+    ws = own.data();
+    if (given) path = "own_workspace";
+  } else {
+    if (have < need && use == WorkspaceUse::kRaise)
+      return kernel_raised("workspace of " + std::to_string(given->numel()) + " bytes, below the " +
+                           std::to_string(need * 4) + " this GEMM needs");
+    ws = reinterpret_cast<float*>(given->raw());
+    if (use == WorkspaceUse::kWraps) slots = std::min(need, have);  // kOverruns: uses `need` regardless
+  }
+  if (slots <= 0) slots = 1;
+  std::vector<float> unused;
+  if (given && use == WorkspaceUse::kWraps && have == 0) {  // nothing to wrap around: a one-float stand-in
+    unused.assign(1, 0.0f);
+    ws = unused.data();
+  }
+  for (std::int64_t i = 0; i < g.m; ++i)
+    for (std::int64_t j = 0; j < g.n; ++j) {
+      float acc = 0;
+      for (std::int64_t p = 0; p < g.k; ++p) acc += g.a[i * g.lda + p] * g.b[p * g.ldb + j];
+      float v = acc;
+      std::memcpy(&ws[(i * g.n + j) % slots], &v, sizeof v);  // the workspace need not be float-aligned
+    }
+  for (std::int64_t i = 0; i < g.m; ++i)
+    for (std::int64_t j = 0; j < g.n; ++j) {
+      float v = 0;
+      std::memcpy(&v, &ws[(i * g.n + j) % slots], sizeof v);
+      store_c(g, i, j, v);
+    }
+  report_selected_path(path);
+  return ok_status();
+}
+
+Declaration workspace_decl(const char* name, const char* description, const char* unsupported) {
+  Declaration d = calib_decl(name, "matmul", description);
+  d.extra["workspace"] = "4 * M * N";
+  d.extra["unsupported"] = unsupported;
+  d.extra["path"] = "workspace";
+  if (std::string(unsupported) == "FALLBACK") d.extra["fallback"] = "own_workspace";
+  return d;
+}
+
 Declaration tile16_decl(const char* name, const char* description, const char* unsupported) {
   Declaration d = calib_decl(name, "matmul", description);
   d.shape_class = "multiple_of(16, M, N, K)";
@@ -270,6 +333,28 @@ void add_capability_impls(ImplList& out) {
       align_decl("calib.cap_align_any", "a GEMM with unaligned loads throughout: declares alignment any", "any",
                  "RAISE"),
       [](Call& call) { return align16_gemm(call, AlignDispatch::kAny); });
+  add(out,
+      workspace_decl("calib.cap_ws_wraps",
+                     "KC-CAP-WORKSPACE-01 bad: declares workspace = 4 * M * N and unsupported = RAISE, but keeps its "
+                     "partial sums in whatever workspace it is given, wrapping around a short one: later sums "
+                     "overwrite earlier ones, without an error",
+                     "RAISE"),
+      [](Call& call) { return workspace_gemm(call, WorkspaceUse::kWraps); });
+  add(out,
+      workspace_decl("calib.cap_ws_raise",
+                     "KC-CAP-WORKSPACE-01 good: the workspace GEMM, raising on a workspace below 4 * M * N bytes",
+                     "RAISE"),
+      [](Call& call) { return workspace_gemm(call, WorkspaceUse::kRaise); });
+  add(out,
+      workspace_decl("calib.cap_ws_overruns",
+                     "declares workspace = 4 * M * N and RAISE, but writes its partial sums past a short workspace",
+                     "RAISE"),
+      [](Call& call) { return workspace_gemm(call, WorkspaceUse::kOverruns); });
+  add(out,
+      workspace_decl("calib.cap_ws_fallback",
+                     "the workspace GEMM; its declared fallback, a buffer of its own, serves a short workspace",
+                     "FALLBACK"),
+      [](Call& call) { return workspace_gemm(call, WorkspaceUse::kFallback); });
   add(out,
       dense_decl("calib.cap_dense_raise",
                  "KC-CAP-LAYOUT-01 good: the dense GEMM, raising on a padded leading dimension"),

@@ -88,15 +88,35 @@ class PlacedTensors {
   std::vector<Moved> moved_;
 };
 
+/// Workspace: a call with the config key `workspace_bytes = N` carries one more
+/// tensor, `workspace` (role kInOut, N one-byte elements), in its own guarded
+/// buffer: a kernel that writes past it is GUARD_OVERWRITTEN(workspace, after).
+/// An impl declares what it needs with `workspace = EXPR` (bytes): a constant
+/// or a product of integers and config sizes, `4 * M * N`. Kernels find the
+/// tensor with call_workspace; a call without the key carries none (the
+/// kernel then provides its own).
+inline constexpr char kWorkspaceKey[] = "workspace_bytes";
+inline constexpr char kWorkspaceTensor[] = "workspace";
+
+/// Appends the workspace tensor the call's config asks for (none without the
+/// key); a value that is not a non-negative integer is kInvalidArgument.
+Status add_workspace(Call& call);
+/// The call's workspace tensor, or nullptr.
+Tensor* call_workspace(Call& call);
+/// The bytes the impl's declared workspace expression needs for this call;
+/// nullopt where it declares none. An expression kc cannot read, or one
+/// naming a size the call does not set, is kInvalidArgument.
+Result<std::optional<std::int64_t>> declared_workspace(const Declaration& decl, const Call& call);
+
 /// Where a call falls outside a declared capability.
 struct CapabilityGap {
-  std::string key;  ///< the declaration key it is outside of: "shape_class", "layouts" or "alignment"; empty: inside
+  std::string key;  ///< the key it is outside of: shape_class, layouts, alignment or workspace; empty: inside
   std::string why;  ///< one line: "K = 17 is not a multiple of 16 (shape_class multiple_of(16))"
   bool inside() const { return key.empty(); }
 };
 
 /// Whether `call` is inside the capability `decl` declares (shape_class,
-/// layouts, alignment), and if not, why. A shape class kc cannot parse, or one
+/// layouts, alignment, workspace), and if not, why. A shape class kc cannot parse, or one
 /// naming a size the call does not set, an alignment that is neither `any` nor
 /// a power of two up to kPlacementBase, or a bad placement value, is
 /// kInvalidArgument.

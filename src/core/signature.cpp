@@ -73,9 +73,9 @@ constexpr SignatureInfo kSignatures[] = {
     {kUnexpectedRaise, "", "the kernel raised where a result was promised", "raise and policy judges", ""},
     {kOobUndeclared, "why", "out-of-range indices gave values matching none of RAISE, CLAMP, ZERO", "policy judge", ""},
     {kOobPolicy, "observed", "out-of-range indices follow another policy than the declared one", "policy judge", ""},
-    {kCapabilityViolation, "shape_class|layouts|alignment",
-     "an input outside the impl's declared capability (shape_class, layouts, alignment) returned a wrong result "
-     "without raising, where the impl declares unsupported = RAISE or FALLBACK",
+    {kCapabilityViolation, "shape_class|layouts|alignment|workspace",
+     "an input outside the impl's declared capability (shape_class, layouts, alignment, workspace) returned a wrong "
+     "result without raising, where the impl declares unsupported = RAISE or FALLBACK",
      "capability judge", ""},
     {kSilentFallback, "path",
      "the implementation path the impl reports for a call (or, where it reports none, the arithmetic its outputs "

@@ -158,10 +158,15 @@ constexpr WordInfo kDeclarationKeys[] = {
      "first element must be aligned to (a power of two up to 64); probed with misalign_<tensor> placements and "
      "judged by declared_policy unsupported (kc/capability.h)",
      ""},
+    {"workspace", "",
+     "the bytes of workspace the impl needs: a constant or a product of integers and config sizes (4 * M * N); "
+     "probed with workspace_bytes (a call carrying a guarded workspace tensor of that size) and judged by "
+     "declared_policy unsupported (kc/capability.h)",
+     ""},
     {"unsupported", "",
-     "what the impl does with an input outside its declared capability (shape_class, layouts, alignment): RAISE "
-     "(reports an error), FALLBACK (runs its declared fallback, which must compute the op correctly) or UNDEFINED "
-     "(no promise: the caller must not pass one)",
+     "what the impl does with an input outside its declared capability (shape_class, layouts, alignment, "
+     "workspace): RAISE (reports an error), FALLBACK (runs its declared fallback, which must compute the op "
+     "correctly) or UNDEFINED (no promise: the caller must not pass one)",
      "RAISE|FALLBACK|UNDEFINED"},
     {"fallback", "",
      "the implementation path the impl runs outside its capability or when its library cannot serve the declared "
@@ -233,10 +238,10 @@ constexpr WordInfo kPolicies[] = {
      "accumulator_bits and arithmetic probes check a declared accumulator)",
      ""},
     {"unsupported", "",
-     "inside the declared capability (shape_class, layouts, alignment) the outputs are within the tolerance; "
-     "outside it the impl raises (unsupported = RAISE) or its declared fallback computes within the tolerance "
-     "(FALLBACK); a wrong result returned quietly is CAPABILITY_VIOLATION, a path other than the declared fallback "
-     "SILENT_FALLBACK",
+     "inside the declared capability (shape_class, layouts, alignment, workspace) the outputs are within the "
+     "tolerance; outside it the impl raises (unsupported = RAISE) or its declared fallback computes within the "
+     "tolerance (FALLBACK); a wrong result returned quietly is CAPABILITY_VIOLATION, a path other than the "
+     "declared fallback SILENT_FALLBACK",
      ""},
     {"path", "",
      "the implementation path the impl reports for each call (kc/capability.h) matches its declared path "

@@ -44,10 +44,11 @@ std::string shell_quote(const std::string& s) {
 bool is_known_param(const Op& op, const std::string& name) {
   for (const auto& p : op.params())
     if (p.name == name) return true;
-  // misalign_<tensor>: where the worker places that tensor (kc/capability.h).
+  // misalign_<tensor>: where the worker places that tensor; workspace_bytes:
+  // the workspace tensor the call gives (kc/capability.h).
   std::vector<std::string> tensors;
   for (const auto& t : op.signature()) tensors.push_back(t.name);
-  return name == "schedule" || is_placement_key(name, tensors);
+  return name == "schedule" || name == kWorkspaceKey || is_placement_key(name, tensors);
 }
 
 bool any_op_has_param(const std::vector<std::string>& op_names, const std::string& name) {
@@ -131,7 +132,8 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
       case Predicate::Kind::kDeclared: {
         const std::string have = decl.get(p.key);
         bool ok = false;
-        for (const auto& v : p.values) ok = ok || iequals(v, have);
+        // DECLARED: any value (a workspace size expression cannot be listed).
+        for (const auto& v : p.values) ok = ok || iequals(v, have) || (v == "DECLARED" && !have.empty());
         if (!ok) {
           *not_applicable = "contract applies to impls declaring " + p.key + " " +
                             (p.cmp.empty() ? "=" : p.cmp) + " " + join(p.values, "|") + "; " +

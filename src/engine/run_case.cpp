@@ -13,6 +13,7 @@
 #include "engine/poison.h"
 #include "engine/oracle_reference.h"
 #include "engine/sample_cache.h"
+#include "kc/capability.h"
 #include "kc/metrics.h"
 #include "kc/obligation.h"
 #include "kc/oracle_options.h"
@@ -305,6 +306,10 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
     return Step::end_sample();
   }
   s->call = std::move(call_or).value();
+  if (Status w = add_workspace(s->call); !w.ok()) {  // workspace_bytes (kc/capability.h)
+    cr.ce.note = w.message();
+    return Step::end_sample();
+  }
   if (Status sp = check_shape_predicates(c.contract, s->call); !sp.ok()) {
     cr.ce.note = sp.message();
     return Step::end_sample();

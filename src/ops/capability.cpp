@@ -171,6 +171,58 @@ PlacedTensors::~PlacedTensors() {
   }
 }
 
+Status add_workspace(Call& call) {
+  const auto it = call.config.params.find(kWorkspaceKey);
+  if (it == call.config.params.end() || call.has(kWorkspaceTensor)) return ok_status();
+  const std::string v = trim(it->second);
+  std::size_t used = 0;
+  long long n = -1;
+  try {
+    n = std::stoll(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (v.empty() || used != v.size() || n < 0)
+    return invalid_argument(std::string(kWorkspaceKey) + " = " + it->second +
+                            ": expected the bytes of workspace the call gives, an integer >= 0");
+  call.names.push_back(kWorkspaceTensor);
+  call.roles.push_back(Role::kInOut);
+  // One-byte elements: the workspace is bytes to the kernel.
+  call.tensors.push_back(Tensor(DType::kFP8E4M3, {static_cast<std::int64_t>(n)}));
+  return ok_status();
+}
+
+Tensor* call_workspace(Call& call) { return call.has(kWorkspaceTensor) ? &call.t(kWorkspaceTensor) : nullptr; }
+
+Result<std::optional<std::int64_t>> declared_workspace(const Declaration& decl, const Call& call) {
+  const std::string text = decl.get("workspace");
+  if (text.empty()) return std::optional<std::int64_t>{};
+  std::int64_t bytes = 1;
+  for (const std::string& factor : split(text, "*")) {
+    if (factor.empty())
+      return invalid_argument("workspace = " + text + ": expected a constant or a product of integers and config "
+                              "sizes (4 * M * N)");
+    if (std::isdigit(static_cast<unsigned char>(factor[0]))) {
+      std::size_t used = 0;
+      std::int64_t n = 0;
+      try {
+        n = std::stoll(factor, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != factor.size())
+        return invalid_argument("workspace = " + text + ": '" + factor + "' is neither an integer nor a size name");
+      bytes *= n;
+      continue;
+    }
+    if (call.config.get(factor).empty())
+      return invalid_argument("workspace = " + text + " names size '" + factor + "', which the call (" +
+                              call.config.to_string() + ") does not set");
+    bytes *= call.config.get_int(factor);
+  }
+  return std::optional<std::int64_t>{bytes};
+}
+
 Result<ShapeClass> parse_shape_class(std::string_view text) {
   ShapeClass sc;
   const std::string all = trim(text);
@@ -260,6 +312,14 @@ Result<CapabilityGap> capability_gap(const Declaration& decl, const Call& call) 
         return CapabilityGap{"alignment", where + " (" + std::to_string(has) + "-byte aligned), where alignment = " +
                                               alignment + " needs " + std::to_string(need)};
     }
+  }
+  KC_ASSIGN_OR_RETURN(const std::optional<std::int64_t> need, declared_workspace(decl, call));
+  if (need && call.has(kWorkspaceTensor)) {
+    const std::int64_t given = call.t(kWorkspaceTensor).numel();
+    if (given < *need)
+      return CapabilityGap{"workspace", "the call gives " + std::to_string(given) + " bytes of workspace, where " +
+                                            "workspace = " + decl.get("workspace") + " needs " +
+                                            std::to_string(*need)};
   }
   return CapabilityGap{};
 }

@@ -19,7 +19,7 @@ std::string src(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/
 TEST(CapabilityCli, EveryCapabilityContractSeparatesItsTrio) {
   const CommandRun r = run_kc("calibrate " + src("contracts/capability"));
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("15 of 15 calibration states right"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("18 of 18 calibration states right"), std::string::npos) << r.out;
 }
 
 TEST(CapabilityCli, AQuietWrongResultOutsideTheClassIsNamedWithTheKeyItBreaks) {
@@ -51,6 +51,28 @@ TEST(CapabilityCli, AMisalignedOperandReadQuietlyIsNamedWithItsPlacement) {
   EXPECT_NE(r.out.find("3 conforming, 1 violation"), std::string::npos) << r.out;
   // The repro line carries the placement.
   EXPECT_NE(r.out.find("misalign_A="), std::string::npos) << r.out;
+}
+
+// workspace_bytes gives the call a guarded workspace tensor: a kernel that
+// squeezes its sums into a short one is named with the bytes given and
+// needed; one that writes past it is caught by the workspace's guards; one
+// that raises or takes its declared fallback conforms.
+TEST(CapabilityCli, AShortWorkspaceIsRaisedOnOrCaughtWhenMisused) {
+  const CommandRun r = run_kc("check " + src("contracts/capability/KC-CAP-WORKSPACE-01.kc") +
+                              " --impl calib.cap_ws_wraps --impl calib.cap_ws_raise"
+                              " --impl calib.cap_ws_overruns --impl calib.cap_ws_fallback");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("violation KC-CAP-WORKSPACE-01 × calib.cap_ws_wraps: CAPABILITY_VIOLATION(workspace)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("the call gives 64 bytes of workspace, where workspace = 4 * M * N needs 1024"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("error KC-CAP-WORKSPACE-01 × calib.cap_ws_overruns: GUARD_OVERWRITTEN(workspace, after)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("2 conforming, 1 violation, 0 not_applicable, 0 skipped, 1 error"), std::string::npos)
+      << r.out;
 }
 
 TEST(CapabilityCli, AMisroutedSupportedShapeIsASilentFallbackWithItsReason) {

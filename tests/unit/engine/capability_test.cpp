@@ -493,5 +493,52 @@ TEST(CapabilityAlignment, AnyAlignmentHoldsEveryPlacementToTheBound) {
   EXPECT_EQ(judge_alignment(AlignImpl(Aligned::kSilent, "16", "UNDEFINED")).verdict, Verdict::kConforming);
 }
 
+// --- Workspace: the tensor a call carries, the declared need, the gap.
+
+TEST(CapabilityWorkspace, ACallCarriesTheWorkspaceItsConfigAsksFor) {
+  Call none = matmul_call(16, 16, 16);
+  ASSERT_TRUE(add_workspace(none).ok());
+  EXPECT_EQ(call_workspace(none), nullptr);
+  Call c = placed_call({{"workspace_bytes", "1020"}});
+  ASSERT_TRUE(add_workspace(c).ok());
+  ASSERT_NE(call_workspace(c), nullptr);
+  EXPECT_EQ(call_workspace(c)->nbytes(), 1020u);
+  EXPECT_EQ(c.roles.back(), Role::kInOut);
+  ASSERT_TRUE(add_workspace(c).ok());  // once only
+  EXPECT_EQ(c.tensors.size(), 4u);
+  for (const char* bad : {"-4", "lots", ""}) {
+    Call b = placed_call({{"workspace_bytes", bad}});
+    EXPECT_FALSE(add_workspace(b).ok()) << bad;
+  }
+}
+
+TEST(CapabilityWorkspace, TheGapComparesTheGivenBytesWithTheDeclaredNeed) {
+  Declaration d;
+  d.extra["workspace"] = "4 * M * N";
+  auto need = declared_workspace(d, matmul_call(16, 8, 3));
+  ASSERT_TRUE(need.ok()) << need.status().message();
+  EXPECT_EQ(**need, 4 * 16 * 8);
+  Call enough = placed_call({{"workspace_bytes", "1024"}});
+  ASSERT_TRUE(add_workspace(enough).ok());
+  EXPECT_TRUE(capability_gap(d, enough)->inside());
+  Call short_one = placed_call({{"workspace_bytes", "1020"}});
+  ASSERT_TRUE(add_workspace(short_one).ok());
+  auto gap = capability_gap(d, short_one);
+  ASSERT_TRUE(gap.ok());
+  EXPECT_EQ(gap->key, "workspace");
+  EXPECT_NE(gap->why.find("the call gives 1020 bytes of workspace, where workspace = 4 * M * N needs 1024"),
+            std::string::npos)
+      << gap->why;
+  // A call without a workspace: the impl's own business, not judged.
+  EXPECT_TRUE(capability_gap(d, matmul_call(16, 16, 16))->inside());
+  d.extra["workspace"] = "2048";
+  EXPECT_EQ(**declared_workspace(d, enough), 2048);
+  for (const char* bad : {"4 * head_dim", "4 *", "4x * M"}) {
+    d.extra["workspace"] = bad;
+    EXPECT_FALSE(declared_workspace(d, enough).ok()) << bad;
+    EXPECT_FALSE(capability_gap(d, enough).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace kc::engine
