@@ -15,6 +15,185 @@
 
 namespace kc::engine {
 
+namespace {
+
+/// An error about the trace file (it cannot be resumed or appended to).
+lang::Diagnostic trace_error(const std::string& path, const std::string& message) {
+  lang::Diagnostic d;
+  d.severity = lang::Diagnostic::Severity::kError;
+  d.loc.file = path;
+  d.message = message;
+  return d;
+}
+
+/// --resume: the cases the interrupted run recorded, read back (a truncated
+/// last line is cut off first); other options than that run's are refused.
+/// False when the run cannot go on (the reason is in *result).
+bool read_back(const CheckRequest& request, CheckResult* result, std::optional<Resumed>* resumed) {
+  auto r = read_resume(request);
+  if (!r.ok()) {
+    if (r.status().code() == StatusCode::kInternal) result->write_errors.push_back(r.status().message());
+    else result->diagnostics.push_back(trace_error(request.trace_path, "cannot resume: " + r.status().message()));
+    return false;
+  }
+  *resumed = std::move(r).value();
+  for (const auto& n : (*resumed)->notes) {
+    say(n);
+    result->notes.push_back(n);
+  }
+  return true;
+}
+
+/// Opens request.trace_path for appending. False when the run cannot go on
+/// (the reason is in *result).
+bool open_trace(const CheckRequest& request, CheckResult* result, std::optional<report::TraceWriter>* trace) {
+  auto t = report::TraceWriter::open(request.trace_path);
+  if (t.ok()) {
+    *trace = std::move(t).value();
+    result->trace_path = request.trace_path;
+    result->trace_last_hash = (*trace)->last_hash();
+    // A new run records where in the trace it begins and what decides its
+    // cases (TRACE.run.json), so that --resume can continue it after a kill.
+    // (Not for a device such as /dev/full: it holds no records to resume.)
+    std::error_code ec;
+    if (!request.resume && std::filesystem::is_regular_file(request.trace_path, ec)) {
+      auto count = report::verify_trace(request.trace_path);
+      Status s = count.ok() ? write_run_state(request, *count, (*trace)->last_hash()) : count.status();
+      if (!s.ok()) {
+        result->write_errors.push_back(s.message());
+        return false;
+      }
+    }
+    return true;
+  }
+  if (t.status().code() == StatusCode::kInternal) {
+    // The file system refused (read-only, full, EIO): kc failed, not the input.
+    result->write_errors.push_back(t.status().message());
+  } else {
+    // A broken chain or a truncated last line: nothing is appended.
+    result->diagnostics.push_back(trace_error(request.trace_path, "cannot open trace: " + t.status().message()));
+  }
+  return false;
+}
+
+/// One impl of the run, with its backend's probe result (null: unknown).
+struct Entry {
+  std::shared_ptr<const Impl> impl;
+  const BackendInfo* info;
+};
+
+/// The impls the filters select, from every backend, available or not, so
+/// unavailable ones show as skipped; records each one's op in result->impl_ops.
+std::vector<Entry> select_impls(const std::vector<std::shared_ptr<const Impl>>& impls, const CheckRequest& request,
+                                const std::vector<std::string>& suite_impls, CheckResult* result) {
+  std::vector<Entry> entries;
+  for (const auto& impl : impls) {
+    const Declaration& d = impl->declaration();
+    if (!selected(request.impls, d.name) || !selected(suite_impls, d.name) || !selected(request.backends, d.backend))
+      continue;
+    // Impls broken on purpose (Declaration::broken_on_purpose: calibration
+    // impls, which calibrate kc, DESIGN.md §5; incident replays) are graded
+    // only when a filter names them, e.g. --impl 'calib.*' or --impl 'opencl.incident.*'.
+    if (request.impls.empty() && !named_by_prefix(suite_impls, d.name) && !d.broken_on_purpose.empty()) continue;
+    const BackendInfo* info = nullptr;
+    for (const auto& b : result->backends)
+      if (b.name == d.backend) info = &b;
+    entries.push_back({impl, info});
+    result->impl_ops[d.name] = d.op;
+  }
+  return entries;
+}
+
+/// One case of the plan: a contract (its index among the loaded ones) x an impl.
+struct Job {
+  std::size_t contract;
+  const Entry* entry;
+};
+
+/// The cases this run holds, in plan order (contracts in load order, impls in
+/// registry order), and each one's index in the whole plan.
+struct RunPlan {
+  std::vector<Job> jobs;
+  std::vector<std::size_t> plan_index;
+};
+
+/// The plan and its identity (fingerprints, size) in *result, then this
+/// shard's part of it (kc/shard.h).
+RunPlan plan_cases(const LoadedContracts& loaded, const std::vector<Entry>& entries, const CheckRequest& request,
+                   const std::vector<std::string>& suite_contracts, CheckResult* result) {
+  RunPlan plan;
+  std::vector<std::pair<std::string, std::string>> planned_contracts;
+  for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
+    const Contract& c = loaded.contracts[ci];
+    if (!selected(request.contracts, c.id) || !selected(suite_contracts, c.id)) continue;
+    planned_contracts.emplace_back(c.id, c.content_hash());
+    for (const auto& e : entries) plan.jobs.push_back({ci, &e});
+  }
+  plan.plan_index.resize(plan.jobs.size());
+  for (std::size_t i = 0; i < plan.jobs.size(); ++i) plan.plan_index[i] = i;
+  std::vector<std::string> impl_names;
+  for (const auto& e : entries) impl_names.push_back(e.impl->declaration().name);
+  result->plan_fingerprint = plan_fingerprint(request, planned_contracts);
+  result->selection_fingerprint = selection_fingerprint(request, impl_names);
+  result->plan_total = plan.jobs.size();
+  if (!request.shard) return plan;
+
+  result->shard = request.shard;
+  std::vector<double> seconds(plan.jobs.size(), -1.0);
+  for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
+    const auto it = request.shard_durations.find(loaded.contracts[plan.jobs[i].contract].id + "|" +
+                                                 plan.jobs[i].entry->impl->declaration().name);
+    if (it != request.shard_durations.end()) seconds[i] = it->second;
+  }
+  const std::vector<int> owner = shard::assign(seconds, request.shard->count);
+  RunPlan mine;
+  for (std::size_t i = 0; i < plan.jobs.size(); ++i)
+    if (owner[i] == request.shard->index) {
+      mine.jobs.push_back(plan.jobs[i]);
+      mine.plan_index.push_back(i);
+    }
+  return mine;
+}
+
+/// Puts the cases the resumed run recorded in their places of the plan
+/// (results[i], from_trace[i] = 1). False, with the diagnostic in *result,
+/// when the trace records a case this run would not run the same way.
+bool place_resumed(Resumed& resumed, const RunPlan& plan, const LoadedContracts& loaded, const CheckRequest& request,
+                   std::vector<CaseResult>& results, std::vector<char>& from_trace, CheckResult* result) {
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  for (std::size_t i = 0; i < plan.jobs.size(); ++i)
+    index.emplace(std::make_pair(loaded.contracts[plan.jobs[i].contract].id, plan.jobs[i].entry->impl->declaration().name),
+                  i);
+  for (CaseResult& c : resumed.cases) {
+    std::string problem;
+    const auto it = index.find({c.contract_id, c.impl});
+    if (it == index.end()) {
+      problem = "the trace records " + c.contract_id + " x " + c.impl + ", which this run's selection does not hold";
+    } else if (const std::string h = loaded.contracts[plan.jobs[it->second].contract].content_hash();
+               h != c.contract_hash) {
+      problem = c.contract_id + " changed since the interrupted run recorded it (contract hash " +
+                c.contract_hash.substr(0, 12) + "..., now " + h.substr(0, 12) + "...)";
+    } else if (c.seed != request.seed) {
+      problem = "the trace records " + c.contract_id + " x " + c.impl + " with another seed";
+    }
+    if (!problem.empty()) {
+      result->diagnostics.push_back(trace_error(
+          request.trace_path,
+          "cannot resume: " + problem + "; its records would mix two runs: start a new run (another --out or --trace)"));
+      return false;
+    }
+    if (from_trace[it->second]) continue;  // a case recorded twice: the first record stands
+    from_trace[it->second] = 1;
+    c.contract_index = plan.jobs[it->second].contract;
+    c.plan_index = plan.plan_index[it->second];
+    results[it->second] = std::move(c);
+    ++result->resumed;
+  }
+  return true;
+}
+
+}  // namespace
+
 CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   // Every case of the run shares one cache of inputs and oracle answers.
   CheckRequest request = given;
@@ -38,131 +217,15 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   const std::vector<std::string>& suite_contracts = suite ? suite->contracts : no_filter;
   const std::vector<std::string>& suite_impls = suite ? suite->impls : no_filter;
 
-  std::optional<report::TraceWriter> trace;
-  // --resume: the cases the interrupted run recorded, read back (a truncated
-  // last line is cut off first); other options than that run's are refused.
   std::optional<Resumed> resumed;
-  if (request.resume) {
-    auto r = read_resume(request);
-    if (!r.ok()) {
-      if (r.status().code() == StatusCode::kInternal) {
-        result.write_errors.push_back(r.status().message());
-        return result;
-      }
-      lang::Diagnostic d;
-      d.severity = lang::Diagnostic::Severity::kError;
-      d.loc.file = request.trace_path;
-      d.message = "cannot resume: " + r.status().message();
-      result.diagnostics.push_back(d);
-      return result;
-    }
-    resumed = std::move(r).value();
-    for (const auto& n : resumed->notes) {
-      say(n);
-      result.notes.push_back(n);
-    }
-  }
-  if (!request.trace_path.empty()) {
-    auto t = report::TraceWriter::open(request.trace_path);
-    if (t.ok()) {
-      trace = std::move(t).value();
-      result.trace_path = request.trace_path;
-      result.trace_last_hash = trace->last_hash();
-      // A new run records where in the trace it begins and what decides its
-      // cases (TRACE.run.json), so that --resume can continue it after a kill.
-      // (Not for a device such as /dev/full: it holds no records to resume.)
-      std::error_code ec;
-      if (!request.resume && std::filesystem::is_regular_file(request.trace_path, ec)) {
-        auto count = report::verify_trace(request.trace_path);
-        Status s = count.ok() ? write_run_state(request, *count, trace->last_hash()) : count.status();
-        if (!s.ok()) {
-          result.write_errors.push_back(s.message());
-          return result;
-        }
-      }
-    } else if (t.status().code() == StatusCode::kInternal) {
-      // The file system refused (read-only, full, EIO): kc failed, not the input.
-      result.write_errors.push_back(t.status().message());
-      return result;
-    } else {
-      // A broken chain or a truncated last line: nothing is appended.
-      lang::Diagnostic d;
-      d.severity = lang::Diagnostic::Severity::kError;
-      d.loc.file = request.trace_path;
-      d.message = "cannot open trace: " + t.status().message();
-      result.diagnostics.push_back(d);
-      return result;
-    }
-  }
+  if (request.resume && !read_back(request, &result, &resumed)) return result;
+  std::optional<report::TraceWriter> trace;
+  if (!request.trace_path.empty() && !open_trace(request, &result, &trace)) return result;
 
-  // Impls from every backend, available or not, so unavailable ones show as skipped.
-  struct Entry {
-    std::shared_ptr<const Impl> impl;
-    const BackendInfo* info;
-  };
-  std::vector<Entry> entries;
-  for (const auto& impl : impls) {
-    if (!selected(request.impls, impl->declaration().name)) continue;
-    if (!selected(suite_impls, impl->declaration().name)) continue;
-    if (!selected(request.backends, impl->declaration().backend)) continue;
-    // Impls broken on purpose (Declaration::broken_on_purpose: calibration
-    // impls, which calibrate kc, DESIGN.md §5; incident replays) are graded
-    // only when a filter names them, e.g. --impl 'calib.*' or --impl 'opencl.incident.*'.
-    if (request.impls.empty() && !named_by_prefix(suite_impls, impl->declaration().name) &&
-        !impl->declaration().broken_on_purpose.empty())
-      continue;
-    const BackendInfo* info = nullptr;
-    for (const auto& b : result.backends)
-      if (b.name == impl->declaration().backend) info = &b;
-    entries.push_back({impl, info});
-    result.impl_ops[impl->declaration().name] = impl->declaration().op;
-  }
+  const std::vector<Entry> entries = select_impls(impls, request, suite_impls, &result);
   static const BackendInfo kUnknown{"?", true, "", "", ""};
-
-  // The cases in plan order: contracts in load order, impls in registry order.
-  struct Job {
-    std::size_t contract;
-    const Entry* entry;
-  };
-  std::vector<Job> jobs;
-  for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci) {
-    if (!selected(request.contracts, loaded.contracts[ci].id)) continue;
-    if (!selected(suite_contracts, loaded.contracts[ci].id)) continue;
-    for (const auto& e : entries) jobs.push_back({ci, &e});
-  }
-  // The plan's identity, then this shard's part of it (kc/shard.h).
-  std::vector<std::size_t> plan_index(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) plan_index[i] = i;
-  {
-    std::vector<std::string> impl_names;
-    for (const auto& e : entries) impl_names.push_back(e.impl->declaration().name);
-    std::vector<std::pair<std::string, std::string>> planned_contracts;
-    for (std::size_t ci = 0; ci < loaded.contracts.size(); ++ci)
-      if (selected(request.contracts, loaded.contracts[ci].id) && selected(suite_contracts, loaded.contracts[ci].id))
-        planned_contracts.emplace_back(loaded.contracts[ci].id, loaded.contracts[ci].content_hash());
-    result.plan_fingerprint = plan_fingerprint(request, planned_contracts);
-    result.selection_fingerprint = selection_fingerprint(request, impl_names);
-    result.plan_total = jobs.size();
-  }
-  if (request.shard) {
-    result.shard = request.shard;
-    std::vector<double> seconds(jobs.size(), -1.0);
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      const auto it = request.shard_durations.find(loaded.contracts[jobs[i].contract].id + "|" +
-                                                   jobs[i].entry->impl->declaration().name);
-      if (it != request.shard_durations.end()) seconds[i] = it->second;
-    }
-    const std::vector<int> owner = shard::assign(seconds, request.shard->count);
-    std::vector<Job> mine;
-    std::vector<std::size_t> mine_index;
-    for (std::size_t i = 0; i < jobs.size(); ++i)
-      if (owner[i] == request.shard->index) {
-        mine.push_back(jobs[i]);
-        mine_index.push_back(i);
-      }
-    jobs = std::move(mine);
-    plan_index = std::move(mine_index);
-  }
+  const RunPlan plan = plan_cases(loaded, entries, request, suite_contracts, &result);
+  const std::vector<Job>& jobs = plan.jobs;
   const std::size_t total = jobs.size();
   std::vector<CaseResult> results(total);
   result.cases.reserve(total);
@@ -171,37 +234,8 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
   // it did not finish before SIGINT/SIGTERM (a case running then had its
   // worker killed: its result is not a verdict), so it is neither recorded nor reported.
   std::vector<char> from_trace(total, 0), not_run(total, 0);
-  if (resumed) {
-    std::map<std::pair<std::string, std::string>, std::size_t> index;
-    for (std::size_t i = 0; i < total; ++i)
-      index.emplace(std::make_pair(loaded.contracts[jobs[i].contract].id, jobs[i].entry->impl->declaration().name), i);
-    for (CaseResult& c : resumed->cases) {
-      std::string problem;
-      const auto it = index.find({c.contract_id, c.impl});
-      if (it == index.end()) {
-        problem = "the trace records " + c.contract_id + " x " + c.impl + ", which this run's selection does not hold";
-      } else if (const std::string h = loaded.contracts[jobs[it->second].contract].content_hash(); h != c.contract_hash) {
-        problem = c.contract_id + " changed since the interrupted run recorded it (contract hash " +
-                  c.contract_hash.substr(0, 12) + "..., now " + h.substr(0, 12) + "...)";
-      } else if (c.seed != request.seed) {
-        problem = "the trace records " + c.contract_id + " x " + c.impl + " with another seed";
-      }
-      if (!problem.empty()) {
-        lang::Diagnostic d;
-        d.severity = lang::Diagnostic::Severity::kError;
-        d.loc.file = request.trace_path;
-        d.message = "cannot resume: " + problem + "; its records would mix two runs: start a new run (another --out or --trace)";
-        result.diagnostics.push_back(d);
-        return result;
-      }
-      if (from_trace[it->second]) continue;  // a case recorded twice: the first record stands
-      from_trace[it->second] = 1;
-      c.contract_index = jobs[it->second].contract;
-      c.plan_index = plan_index[it->second];
-      results[it->second] = std::move(c);
-      ++result.resumed;
-    }
-  }
+  if (resumed && !place_resumed(*resumed, plan, loaded, request, results, from_trace, &result)) return result;
+
   std::size_t resumed_so_far = 0;  // cases of the trace recorded so far (progress)
   const int jobs_at_once = budgeted_jobs(effective_jobs(request.jobs), request, &result.notes);
   run_ordered(
@@ -219,7 +253,7 @@ CheckResult run_check(const CheckRequest& given, BackendRegistry& registry) {
         results[i] = run_case(loaded.contracts[j.contract], loaded.files[j.contract], *j.entry->impl,
                               j.entry->info ? *j.entry->info : kUnknown, request);
         results[i].contract_index = j.contract;
-        results[i].plan_index = plan_index[i];
+        results[i].plan_index = plan.plan_index[i];
         if (interrupted()) not_run[i] = 1;
       },
       [&](std::size_t i) {

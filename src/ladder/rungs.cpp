@@ -660,6 +660,203 @@ void add_chunk(SweepTotals& t, const CaseResult& cr, std::int64_t n, const std::
   }
 }
 
+/// Sets the call's first float input to xs (the enumerated values).
+std::function<void(Call&)> set_first_input(const std::vector<double>& xs) {
+  return [&xs](Call& call) {
+    Tensor& t = call.tensors[float_inputs(call).front()];
+    for (std::size_t j = 0; j < xs.size(); ++j) t.set(static_cast<std::int64_t>(j), xs[j]);
+  };
+}
+
+int hardware_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+/// What every sweep of one L4 rung shares, and what it adds to.
+struct Sweep {
+  const Contract& contract;
+  const std::string& file;
+  const Impl& impl;
+  const BackendInfo& backend;
+  const LadderRequest& request;
+  const Setup& setup;
+  EnumerableKind kind;
+  RungResult& r;
+  SweepTotals tot;
+  std::vector<std::string> coverage;
+  bool partial = false;  // a --fraction slice: evidence of cost, not of L4
+};
+
+/// Unary op, fp16 or bf16: every one of the 65536 values in the domain, in one call.
+void sweep_all_16(Sweep& w, DType dt, const ValueDomain& d) {
+  std::int64_t excluded = 0;
+  const std::vector<double> xs = detail::all_values_16(dt, d, &excluded);
+  Config c = base_config(w.setup, w.contract, dt, static_cast<std::int64_t>(xs.size()));
+  const CaseResult cr = judge(w.contract, w.file, w.impl, w.backend, c, set_first_input(xs), w.request.check.seed,
+                              w.request.check);
+  add_chunk(w.tot, cr, static_cast<std::int64_t>(xs.size()), xs, w.kind, dt);
+  w.coverage.push_back("all " + std::to_string(xs.size()) + " " + std::string(dtype_name(dt)) + " inputs in domain " +
+                       d.text + " (" + std::to_string(excluded) + " of 65536 outside: NaN/Inf" +
+                       (excluded > 2050 ? " or out of range" : "") + ")");
+  w.r.cases.push_back(std::string(dtype_name(dt)) + ": " + (is_failure(cr.verdict) ? "FAILED " : "conforming ") +
+                      cr.reason);
+}
+
+/// Unary op, fp32 (the opt-in job): every fp32 bit pattern in the domain, in
+/// chunks over threads; a --fraction slice takes every k-th chunk, so it
+/// samples every binade and sign.
+void sweep_fp32(Sweep& w, const ValueDomain& d) {
+  const LadderRequest& request = w.request;
+  const std::uint64_t total = 1ull << 32;
+  const auto limit =
+      static_cast<std::uint64_t>(std::clamp(request.exhaustive_fraction, 0.0, 1.0) * static_cast<double>(total));
+  constexpr std::uint64_t kChunk = 1ull << 18;
+  const int threads = request.threads > 0 ? request.threads : hardware_threads();
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<std::int64_t> excluded{0};
+  std::mutex mu;
+  CheckRequest base = request.check;
+  base.isolation = isolate::Mode::kNone;  // fork from many threads is not a safe place to be
+  const auto ts = Clock::now();
+  const std::clock_t cpu0 = std::clock();
+  const std::uint64_t chunks_total = total / kChunk;
+  const std::uint64_t chunks = std::max<std::uint64_t>(1, (limit + kChunk - 1) / kChunk);
+  auto worker = [&] {
+    for (;;) {
+      const std::uint64_t j = next.fetch_add(1);
+      if (j >= chunks) return;
+      const std::uint64_t start = (j * chunks_total / chunks) * kChunk;
+      const std::uint64_t end = start + kChunk;
+      std::vector<double> xs;
+      xs.reserve(static_cast<std::size_t>(end - start));
+      std::int64_t ex = 0;
+      for (std::uint64_t b = start; b < end; ++b) {
+        const double x = std::bit_cast<float>(static_cast<std::uint32_t>(b));
+        if (d.contains(x)) xs.push_back(x);
+        else ++ex;
+      }
+      excluded += ex;
+      if (xs.empty()) continue;
+      Config c = base_config(w.setup, w.contract, DType::kF32, static_cast<std::int64_t>(xs.size()));
+      const CaseResult cr =
+          judge(w.contract, w.file, w.impl, w.backend, c, set_first_input(xs), request.check.seed, base);
+      std::lock_guard<std::mutex> lock(mu);
+      add_chunk(w.tot, cr, static_cast<std::int64_t>(xs.size()), xs, w.kind, DType::kF32);
+      if (request.on_progress && w.tot.chunks % 256 == 0)
+        request.on_progress({w.r.contract, w.r.impl, SweepProgress::Domain::kFp32Patterns, total,
+                             static_cast<double>(w.tot.chunks) * kChunk / static_cast<double>(total), since(ts)});
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+  for (auto& th : pool) th.join();
+  const double secs = since(ts);
+  const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+  const double frac = static_cast<double>(chunks * kChunk) / static_cast<double>(total);
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%llu of 4294967296 FP32 bit patterns (%.4g%%, every %llu-th chunk of 2^18), %lld in domain %s judged, %lld outside; "
+                "%.3g s wall, %.3g s CPU on %d threads",
+                static_cast<unsigned long long>(chunks * kChunk), 100 * frac,
+                static_cast<unsigned long long>(chunks_total / chunks), static_cast<long long>(w.tot.judged),
+                d.text.c_str(), static_cast<long long>(excluded.load()), secs, cpu, threads);
+  std::string cov = line;
+  if (frac < 1) {
+    std::snprintf(line, sizeof line, "; extrapolated full sweep %.4g s wall, %.4g s CPU", secs / frac, cpu / frac);
+    cov += line;
+    w.partial = true;
+  }
+  w.coverage.push_back(cov);
+  w.r.cases.push_back("FP32: " + std::string(w.tot.failed_chunks ? "FAILED " + w.tot.first_failure : "conforming"));
+}
+
+/// Two-element op: every pair of bf16 values, one pair per row of a rows x 2
+/// call (by default the values with |x| in [1/2, 8) and +-0; all of them with
+/// the opt-in job, over threads).
+void sweep_pairs(Sweep& w, DType dt, const ValueDomain& d) {
+  const LadderRequest& request = w.request;
+  std::int64_t excluded = 0;
+  std::vector<double> vals = detail::all_values_16(DType::kBF16, d, &excluded);
+  std::string set_text = "every bf16 value in " + d.text;
+  if (!request.exhaustive_fp32) {
+    // Default suite: bf16 values with |x| in [1/2, 8) and +-0 (4 binades, 1026 values).
+    std::vector<double> keep;
+    for (double v : vals)
+      if (v == 0 || (std::fabs(v) >= 0.5 && std::fabs(v) < 8)) keep.push_back(v);
+    vals = keep;
+    set_text = "bf16 values with |x| in [1/2, 8) and +-0, in " + d.text;
+  }
+  const auto nv = static_cast<std::uint64_t>(vals.size());
+  const std::uint64_t pairs = nv * nv;
+  const auto limit =
+      static_cast<std::uint64_t>(std::clamp(request.exhaustive_fraction, 0.0, 1.0) * static_cast<double>(pairs));
+  constexpr std::uint64_t kRows = 1ull << 16;
+  const int threads = request.exhaustive_fp32 ? (request.threads > 0 ? request.threads : hardware_threads()) : 1;
+  std::atomic<std::uint64_t> next{0};
+  std::mutex mu;
+  CheckRequest base = request.check;
+  if (threads > 1) base.isolation = isolate::Mode::kNone;
+  const auto ts = Clock::now();
+  auto worker = [&] {
+    for (;;) {
+      const std::uint64_t start = next.fetch_add(kRows);
+      if (start >= limit) return;
+      const std::uint64_t end = std::min(limit, start + kRows);
+      std::vector<double> xs;
+      xs.reserve(static_cast<std::size_t>(2 * (end - start)));
+      for (std::uint64_t p = start; p < end; ++p) {
+        xs.push_back(vals[static_cast<std::size_t>(p / nv)]);
+        xs.push_back(vals[static_cast<std::size_t>(p % nv)]);
+      }
+      Config c = base_config(w.setup, w.contract, dt, 2);
+      c.params["rows"] = std::to_string(end - start);
+      c.params["cols"] = "2";
+      const CaseResult cr =
+          judge(w.contract, w.file, w.impl, w.backend, c, set_first_input(xs), request.check.seed, base);
+      std::lock_guard<std::mutex> lock(mu);
+      add_chunk(w.tot, cr, static_cast<std::int64_t>(end - start), xs, w.kind, dt);
+      if (request.on_progress && w.tot.chunks % 256 == 0)
+        request.on_progress({w.r.contract, w.r.impl, SweepProgress::Domain::kBf16Pairs, pairs,
+                             static_cast<double>(std::min(limit, next.load())) / static_cast<double>(pairs),
+                             since(ts)});
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+  for (auto& th : pool) th.join();
+  const double secs = since(ts);
+  if (limit < pairs) w.partial = true;
+  std::ostringstream cov;
+  cov << limit << " of " << pairs << " pairs (" << set_text << ", cols = 2, as " << std::string(dtype_name(dt))
+      << "), " << g(secs) << " s";
+  if (limit < pairs && limit > 0)
+    cov << "; extrapolated " << g(secs * static_cast<double>(pairs) / static_cast<double>(limit)) << " s";
+  w.coverage.push_back(cov.str());
+  w.r.cases.push_back(std::string(dtype_name(dt)) + " pairs: " +
+                      (w.tot.failed_chunks ? "FAILED " + w.tot.first_failure : std::string("conforming")));
+}
+
+/// The rung's outcome and summary from what its sweeps judged and left out.
+void conclude(Sweep& w, const std::vector<std::string>& skipped) {
+  RungResult& r = w.r;
+  const SweepTotals& tot = w.tot;
+  r.runs = tot.judged;
+  r.failed = tot.failed_chunks;
+  r.worst = tot.worst;
+  for (const auto& c : w.coverage) r.coverage += (r.coverage.empty() ? "" : "; ") + c;
+  for (const auto& sk : skipped) r.cases.push_back("not enumerated: " + sk);
+  if (tot.judged == 0) {
+    r.outcome = Outcome::kNotApplicable;
+    r.summary = "nothing enumerated" + (skipped.empty() ? std::string() : ": " + skipped.front());
+    return;
+  }
+  // A dtype left to the opt-in job, or a slice, leaves the domain uncovered: L4 is not reached.
+  r.outcome = tot.failed_chunks ? Outcome::kFailed
+                                : (skipped.empty() && !w.partial ? Outcome::kPassed : Outcome::kNotApplicable);
+  r.summary = std::to_string(tot.judged) + " enumerated inputs, " +
+              (tot.failed_chunks ? "violations found" : "all conform") + "; worst " + tot.worst +
+              (skipped.empty() ? "" : "; not covered: " + skipped.front()) +
+              (w.partial ? "; a slice of the domain (--fraction): L4 needs all of it" : "");
+}
+
 }  // namespace
 
 RungResult run_exhaustive_rung(const Contract& contract, const std::string& file, const Impl& impl,
@@ -678,187 +875,16 @@ RungResult run_exhaustive_rung(const Contract& contract, const std::string& file
     r.seconds = since(t0);
     return r;
   }
-  SweepTotals tot;
-  bool partial = false;  // a --fraction slice: evidence of cost, not of L4
-  std::vector<std::string> coverage;
+  Sweep w{contract, file, impl, backend, request, s, kind, r, {}, {}, false};
   std::vector<std::string> skipped;
   for (DType dt : s.dtypes) {
     const ValueDomain d = detail::value_domain(contract, dt);
-    if (kind == EnumerableKind::kUnary) {
-      if (dt == DType::kF16 || dt == DType::kBF16) {
-        std::int64_t excluded = 0;
-        const std::vector<double> xs = detail::all_values_16(dt, d, &excluded);
-        Config c = base_config(s, contract, dt, static_cast<std::int64_t>(xs.size()));
-        const CaseResult cr = judge(contract, file, impl, backend, c,
-                                    [&xs](Call& call) {
-                                      Tensor& t = call.tensors[float_inputs(call).front()];
-                                      for (std::size_t j = 0; j < xs.size(); ++j)
-                                        t.set(static_cast<std::int64_t>(j), xs[j]);
-                                    },
-                                    request.check.seed, request.check);
-        add_chunk(tot, cr, static_cast<std::int64_t>(xs.size()), xs, kind, dt);
-        coverage.push_back("all " + std::to_string(xs.size()) + " " + std::string(dtype_name(dt)) +
-                           " inputs in domain " + d.text + " (" + std::to_string(excluded) + " of 65536 outside: NaN/Inf" +
-                           (excluded > 2050 ? " or out of range" : "") + ")");
-        r.cases.push_back(std::string(dtype_name(dt)) + ": " + (is_failure(cr.verdict) ? "FAILED " : "conforming ") +
-                          cr.reason);
-      } else if (dt == DType::kF32 && request.exhaustive_fp32) {
-        // The opt-in job: every fp32 bit pattern in the domain, in chunks over threads.
-        const std::uint64_t total = 1ull << 32;
-        const auto limit = static_cast<std::uint64_t>(std::clamp(request.exhaustive_fraction, 0.0, 1.0) *
-                                                      static_cast<double>(total));
-        constexpr std::uint64_t kChunk = 1ull << 18;
-        const int threads = request.threads > 0 ? request.threads
-                                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-        std::atomic<std::uint64_t> next{0};
-        std::atomic<std::int64_t> excluded{0};
-        std::mutex mu;
-        CheckRequest base = request.check;
-        base.isolation = isolate::Mode::kNone;  // fork from many threads is not a safe place to be
-        const auto ts = Clock::now();
-        const std::clock_t cpu0 = std::clock();
-        // A slice takes every k-th chunk, so it samples every binade and sign.
-        const std::uint64_t chunks_total = total / kChunk;
-        const std::uint64_t chunks = std::max<std::uint64_t>(1, (limit + kChunk - 1) / kChunk);
-        auto worker = [&] {
-          for (;;) {
-            const std::uint64_t j = next.fetch_add(1);
-            if (j >= chunks) return;
-            const std::uint64_t start = (j * chunks_total / chunks) * kChunk;
-            const std::uint64_t end = start + kChunk;
-            std::vector<double> xs;
-            xs.reserve(static_cast<std::size_t>(end - start));
-            std::int64_t ex = 0;
-            for (std::uint64_t b = start; b < end; ++b) {
-              const double x = std::bit_cast<float>(static_cast<std::uint32_t>(b));
-              if (d.contains(x)) xs.push_back(x);
-              else ++ex;
-            }
-            excluded += ex;
-            if (xs.empty()) continue;
-            Config c = base_config(s, contract, dt, static_cast<std::int64_t>(xs.size()));
-            const CaseResult cr = judge(contract, file, impl, backend, c,
-                                        [&xs](Call& call) {
-                                          Tensor& t = call.tensors[float_inputs(call).front()];
-                                          for (std::size_t j = 0; j < xs.size(); ++j)
-                                            t.set(static_cast<std::int64_t>(j), xs[j]);
-                                        },
-                                        request.check.seed, base);
-            std::lock_guard<std::mutex> lock(mu);
-            add_chunk(tot, cr, static_cast<std::int64_t>(xs.size()), xs, kind, dt);
-            if (request.on_progress && tot.chunks % 256 == 0)
-              request.on_progress({r.contract, r.impl, SweepProgress::Domain::kFp32Patterns, total,
-                                   static_cast<double>(tot.chunks) * kChunk / static_cast<double>(total), since(ts)});
-          }
-        };
-        std::vector<std::thread> pool;
-        for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
-        for (auto& th : pool) th.join();
-        const double secs = since(ts);
-        const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
-        const double frac = static_cast<double>(chunks * kChunk) / static_cast<double>(total);
-        char line[512];
-        std::snprintf(line, sizeof line,
-                      "%llu of 4294967296 FP32 bit patterns (%.4g%%, every %llu-th chunk of 2^18), %lld in domain %s judged, %lld outside; "
-                      "%.3g s wall, %.3g s CPU on %d threads",
-                      static_cast<unsigned long long>(chunks * kChunk), 100 * frac,
-                      static_cast<unsigned long long>(chunks_total / chunks), static_cast<long long>(tot.judged),
-                      d.text.c_str(), static_cast<long long>(excluded.load()), secs, cpu, threads);
-        std::string cov = line;
-        if (frac < 1) {
-          std::snprintf(line, sizeof line, "; extrapolated full sweep %.4g s wall, %.4g s CPU", secs / frac, cpu / frac);
-          cov += line;
-          partial = true;
-        }
-        coverage.push_back(cov);
-        r.cases.push_back("FP32: " + std::string(tot.failed_chunks ? "FAILED " + tot.first_failure : "conforming"));
-      } else {
-        skipped.push_back(std::string(dtype_name(dt)) + " (2^32 inputs: the opt-in job, kc ladder --exhaustive-fp32)");
-      }
-    } else {  // kPairs: every pair of bf16 values, one pair per row of a rows x 2 call
-      std::int64_t excluded = 0;
-      std::vector<double> vals = detail::all_values_16(DType::kBF16, d, &excluded);
-      std::string set_text = "every bf16 value in " + d.text;
-      if (!request.exhaustive_fp32) {
-        // Default suite: bf16 values with |x| in [1/2, 8) and +-0 (4 binades, 1026 values).
-        std::vector<double> keep;
-        for (double v : vals)
-          if (v == 0 || (std::fabs(v) >= 0.5 && std::fabs(v) < 8)) keep.push_back(v);
-        vals = keep;
-        set_text = "bf16 values with |x| in [1/2, 8) and +-0, in " + d.text;
-      }
-      const auto nv = static_cast<std::uint64_t>(vals.size());
-      const std::uint64_t pairs = nv * nv;
-      const auto limit = static_cast<std::uint64_t>(std::clamp(request.exhaustive_fraction, 0.0, 1.0) *
-                                                    static_cast<double>(pairs));
-      constexpr std::uint64_t kRows = 1ull << 16;
-      const int threads = request.exhaustive_fp32 ? (request.threads > 0 ? request.threads
-                                                                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency())))
-                                                  : 1;
-      std::atomic<std::uint64_t> next{0};
-      std::mutex mu;
-      CheckRequest base = request.check;
-      if (threads > 1) base.isolation = isolate::Mode::kNone;
-      const auto ts = Clock::now();
-      auto worker = [&] {
-        for (;;) {
-          const std::uint64_t start = next.fetch_add(kRows);
-          if (start >= limit) return;
-          const std::uint64_t end = std::min(limit, start + kRows);
-          std::vector<double> xs;
-          xs.reserve(static_cast<std::size_t>(2 * (end - start)));
-          for (std::uint64_t p = start; p < end; ++p) {
-            xs.push_back(vals[static_cast<std::size_t>(p / nv)]);
-            xs.push_back(vals[static_cast<std::size_t>(p % nv)]);
-          }
-          Config c = base_config(s, contract, dt, 2);
-          c.params["rows"] = std::to_string(end - start);
-          c.params["cols"] = "2";
-          const CaseResult cr = judge(contract, file, impl, backend, c,
-                                      [&xs](Call& call) {
-                                        Tensor& t = call.tensors[float_inputs(call).front()];
-                                        for (std::size_t j = 0; j < xs.size(); ++j) t.set(static_cast<std::int64_t>(j), xs[j]);
-                                      },
-                                      request.check.seed, base);
-          std::lock_guard<std::mutex> lock(mu);
-          add_chunk(tot, cr, static_cast<std::int64_t>(end - start), xs, kind, dt);
-          if (request.on_progress && tot.chunks % 256 == 0)
-            request.on_progress({r.contract, r.impl, SweepProgress::Domain::kBf16Pairs, pairs,
-                                 static_cast<double>(std::min(limit, next.load())) / static_cast<double>(pairs),
-                                 since(ts)});
-        }
-      };
-      std::vector<std::thread> pool;
-      for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
-      for (auto& th : pool) th.join();
-      const double secs = since(ts);
-      if (limit < pairs) partial = true;
-      std::ostringstream cov;
-      cov << limit << " of " << pairs << " pairs (" << set_text << ", cols = 2, as " << std::string(dtype_name(dt))
-          << "), " << g(secs) << " s";
-      if (limit < pairs && limit > 0) cov << "; extrapolated " << g(secs * static_cast<double>(pairs) / static_cast<double>(limit)) << " s";
-      coverage.push_back(cov.str());
-      r.cases.push_back(std::string(dtype_name(dt)) + " pairs: " +
-                        (tot.failed_chunks ? "FAILED " + tot.first_failure : std::string("conforming")));
-    }
+    if (kind == EnumerableKind::kPairs) sweep_pairs(w, dt, d);
+    else if (dt == DType::kF16 || dt == DType::kBF16) sweep_all_16(w, dt, d);
+    else if (dt == DType::kF32 && request.exhaustive_fp32) sweep_fp32(w, d);
+    else skipped.push_back(std::string(dtype_name(dt)) + " (2^32 inputs: the opt-in job, kc ladder --exhaustive-fp32)");
   }
-  r.runs = tot.judged;
-  r.failed = tot.failed_chunks;
-  r.worst = tot.worst;
-  for (const auto& c : coverage) r.coverage += (r.coverage.empty() ? "" : "; ") + c;
-  for (const auto& sk : skipped) r.cases.push_back("not enumerated: " + sk);
-  if (tot.judged == 0) {
-    r.outcome = Outcome::kNotApplicable;
-    r.summary = "nothing enumerated" + (skipped.empty() ? std::string() : ": " + skipped.front());
-  } else {
-    // A dtype left to the opt-in job, or a slice, leaves the domain uncovered: L4 is not reached.
-    r.outcome = tot.failed_chunks ? Outcome::kFailed
-                                  : (skipped.empty() && !partial ? Outcome::kPassed : Outcome::kNotApplicable);
-    r.summary = std::to_string(tot.judged) + " enumerated inputs, " +
-                (tot.failed_chunks ? "violations found" : "all conform") + "; worst " + tot.worst +
-                (skipped.empty() ? "" : "; not covered: " + skipped.front()) +
-                (partial ? "; a slice of the domain (--fraction): L4 needs all of it" : "");
-  }
+  conclude(w, skipped);
   r.seconds = since(t0);
   return r;
 }
