@@ -14,16 +14,16 @@ namespace kc {
 
 /// One output of one failing invocation, as the classifier sees it.
 struct Observation {
-  std::string output;        ///< tensor name
-  DType dtype = DType::kF32; ///< output storage format
-  std::vector<double> got;   ///< impl's logical elements
-  std::vector<double> ref;   ///< oracle's elements
+  std::string output;           ///< tensor name
+  DType dtype = DType::kF32;    ///< output storage format
+  std::vector<double> got;      ///< impl's logical elements
+  std::vector<double> ref;      ///< oracle's elements
   std::vector<double> allowed;  ///< per-element allowed error (same tolerance the verdict used)
   /// Per element, 1 where the output still holds the poison kc wrote before
   /// the call (engine/poison.h): never written. Empty when the output was not poisoned.
   std::vector<std::uint8_t> unwritten;
   bool signed_zeros = false;  ///< the tolerance (`ulp E signed`) tells +0 from -0
-  bool inputs_finite = true;       ///< no NaN/Inf among the inputs
+  bool inputs_finite = true;  ///< no NaN/Inf among the inputs
   /// |mean| / stddev of the floating inputs, or of the most offset matrix row
   /// if larger (large = cancellation-prone).
   double input_offset_ratio = 0;
@@ -41,8 +41,7 @@ struct Observation {
 };
 
 /// The largest element_ratio of got against ref under allowed (0 when empty).
-double max_ratio(const std::vector<double>& got, const std::vector<double>& ref,
-                 const std::vector<double>& allowed);
+double max_ratio(const std::vector<double>& got, const std::vector<double>& ref, const std::vector<double>& allowed);
 
 /// Element ratio |got-ref| / allowed with kc's NaN/inf conventions:
 /// both NaN -> 0, one NaN -> inf, same-signed infs -> 0.

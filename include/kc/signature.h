@@ -67,7 +67,7 @@ inline constexpr char kMemoryLimit[] = "MEMORY_LIMIT";
 inline constexpr char kWorkerFailed[] = "WORKER_FAILED";
 inline constexpr char kSanitizer[] = "SANITIZER";
 inline constexpr char kMemcheck[] = "MEMCHECK";
-// Training ops (engine/classify_train.cpp).
+// Training ops (their own classifiers, src/ops/<op>/, through ops/semantic_classify.cpp).
 inline constexpr char kGradientWithoutSoftmax[] = "GRADIENT_WITHOUT_SOFTMAX";
 inline constexpr char kMissingT2Scaling[] = "MISSING_T2_SCALING";
 inline constexpr char kKlReversed[] = "KL_REVERSED";

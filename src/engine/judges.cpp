@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -41,9 +41,15 @@ const FastCheck* fast_check_for(std::string_view op_name) {
   if (auto it = made.find(op_name); it != made.end()) return it->second.get();
   auto check = std::make_unique<FastCheck>(FastCheck{nullptr, hook->output, hook->freivalds});
   switch (hook->verifier) {
-    case OpFastCheck::Verifier::kMatmul: check->verify = verify::verify_matmul; break;
-    case OpFastCheck::Verifier::kFusedMatmul: check->verify = verify::verify_fused_matmul; break;
-    case OpFastCheck::Verifier::kAttention: check->verify = verify::verify_attention; break;
+    case OpFastCheck::Verifier::kMatmul:
+      check->verify = verify::verify_matmul;
+      break;
+    case OpFastCheck::Verifier::kFusedMatmul:
+      check->verify = verify::verify_fused_matmul;
+      break;
+    case OpFastCheck::Verifier::kAttention:
+      check->verify = verify::verify_attention;
+      break;
   }
   if (!check->verify) return nullptr;
   return made.emplace(std::string(op_name), std::move(check)).first->second.get();

@@ -1,11 +1,12 @@
 // kc — the Judge every algebraic property reports through, and the pieces of
 // kc/obligation.h an op's property file needs (the table of properties is the
 // engine's: engine/obligation/registry.cpp reads Op::properties).
+#include "kc/obligation.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kc/obligation.h"
 #include "ops/obligation_util.h"
 
 namespace kc::obligation {
@@ -34,9 +35,12 @@ void Judge::check(double residual, double allowed, Where where) {
   double r = 0;
   // NaN anywhere, or an infinite residual, fails: an infinite allowance must
   // not turn inf/inf into a NaN ratio that compares as a pass.
-  if (std::isnan(residual) || std::isnan(allowed) || std::isinf(residual)) r = std::numeric_limits<double>::infinity();
-  else if (residual == 0) r = 0;
-  else r = allowed > 0 ? residual / allowed : std::numeric_limits<double>::infinity();
+  if (std::isnan(residual) || std::isnan(allowed) || std::isinf(residual))
+    r = std::numeric_limits<double>::infinity();
+  else if (residual == 0)
+    r = 0;
+  else
+    r = allowed > 0 ? residual / allowed : std::numeric_limits<double>::infinity();
   out_.ratios.push_back(r);
   if (r > 1) ++out_.failures;
   if (out_.ratios.size() == 1 || r > out_.max_ratio) {
@@ -70,8 +74,8 @@ Outcome Judge::outcome() const {
   }
   const std::string n = std::to_string(o.ratios.size()) + " check" + (o.ratios.size() == 1 ? "" : "s");
   if (!worst_what_.empty()) {
-    o.evidence = worst_what_ + " at " + o.worst.to_string() + " (" + std::to_string(o.failures) + " of " + n +
-                 " failed)";
+    o.evidence =
+        worst_what_ + " at " + o.worst.to_string() + " (" + std::to_string(o.failures) + " of " + n + " failed)";
   } else {
     o.evidence = quantity_ + " = " + fmt_g(worst_residual_) + " at " + o.worst.to_string() + ", allowed " +
                  fmt_g(worst_allowed_) + ", ratio " + fmt_g(o.max_ratio) + " (" +
@@ -80,9 +84,7 @@ Outcome Judge::outcome() const {
   return o;
 }
 
-bool Property::applies_to(std::string_view op) const {
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
+bool Property::applies_to(std::string_view op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 
 std::vector<Property> properties_for(std::string_view op, void (*add)(std::vector<Property>&)) {
   std::vector<Property> all, out;

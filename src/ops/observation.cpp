@@ -21,8 +21,7 @@ double element_ratio(double got, double ref, double allowed) {
   return err / allowed;
 }
 
-double max_ratio(const std::vector<double>& got, const std::vector<double>& ref,
-                 const std::vector<double>& allowed) {
+double max_ratio(const std::vector<double>& got, const std::vector<double>& ref, const std::vector<double>& allowed) {
   double m = 0;
   for (std::size_t i = 0; i < got.size() && i < ref.size(); ++i) {
     const double a = i < allowed.size() ? allowed[i] : 0;

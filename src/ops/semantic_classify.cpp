@@ -8,6 +8,8 @@
 //  - a hyper-parameter set to its default (the op's params table) instead of
 //    the call's value: the kernel ignored it (HYPERPARAMETER_IGNORED(beta2)).
 // Each op lists its own variants and hyper-parameters in its folder.
+#include "ops/semantic_classify.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,7 +17,6 @@
 #include <vector>
 
 #include "kc/signature.h"
-#include "ops/semantic_classify.h"
 
 namespace kc::ops {
 namespace {

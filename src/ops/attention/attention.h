@@ -1,10 +1,9 @@
 // kc — scaled dot-product attention with causal masking and grouped-query heads.
 #pragma once
 
-#include <vector>
-
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "kc/obligation.h"
 #include "kc/op.h"

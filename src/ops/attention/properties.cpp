@@ -10,8 +10,8 @@
 #include <string>
 
 #include "kc/obligation.h"
-#include "ops/obligation_util.h"
 #include "ops/attention/attention.h"
+#include "ops/obligation_util.h"
 
 namespace kc::obligation {
 namespace {

@@ -446,9 +446,12 @@ class Blas1Op final : public Op {
     switch (kind_) {
       case Blas1Kind::kDot:
       case Blas1Kind::kAsum:
-      case Blas1Kind::kNrm2: return {"reduction"};
-      case Blas1Kind::kScal: return {"elementwise"};
-      case Blas1Kind::kIamax: return {};
+      case Blas1Kind::kNrm2:
+        return {"reduction"};
+      case Blas1Kind::kScal:
+        return {"elementwise"};
+      case Blas1Kind::kIamax:
+        return {};
     }
     return {};
   }

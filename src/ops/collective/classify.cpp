@@ -14,8 +14,8 @@
 
 namespace kc::ops {
 
-void classify_wire_precision(const Op& op, const Call& inputs, const Observation& obs,
-                             std::vector<Signature>* sigs, std::vector<std::string>* notes) {
+void classify_wire_precision(const Op& op, const Call& inputs, const Observation& obs, std::vector<Signature>* sigs,
+                             std::vector<std::string>* notes) {
   auto mag = op.magnitude(inputs, obs.output);
   if (!mag.ok() || mag->size() < obs.got.size() || obs.got.size() != obs.ref.size()) return;
   const double k = op.accumulation_length(inputs);

@@ -11,9 +11,8 @@
 
 #include <memory>
 #include <span>
-#include <string_view>
-
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kc/dtype.h"

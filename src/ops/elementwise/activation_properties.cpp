@@ -18,10 +18,10 @@
 #include <cmath>
 #include <string>
 
-#include "kc/obligation.h"
-#include "ops/obligation_util.h"
 #include "kc/dtype.h"
+#include "kc/obligation.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/obligation_util.h"
 
 namespace kc::obligation {
 namespace {

@@ -257,7 +257,8 @@ class ElementwiseOp final : public Op {
   std::vector<std::string> scope_classes() const override { return {"elementwise"}; }
   std::vector<obligation::Property> properties() const override {
     std::vector<obligation::Property> out = obligation::properties_for(name(), obligation::add_activation_properties);
-    for (auto& p : obligation::properties_for(name(), obligation::add_elementwise_properties)) out.push_back(std::move(p));
+    for (auto& p : obligation::properties_for(name(), obligation::add_elementwise_properties))
+      out.push_back(std::move(p));
     return out;
   }
 };

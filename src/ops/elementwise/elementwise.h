@@ -6,12 +6,11 @@
 // output format before measuring ULP distance.
 #pragma once
 
-#include <vector>
-
 #include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "kc/obligation.h"
 #include "kc/op.h"
@@ -59,7 +58,8 @@ std::unique_ptr<Op> make_elementwise_op(UnaryFn fn);
 
 namespace kc::obligation {
 
-/// The algebraic properties of the gated activations gelu_erf, gelu_tanh, silu (ops/elementwise/activation_properties.cpp).
+/// The algebraic properties of the gated activations gelu_erf, gelu_tanh, silu
+/// (ops/elementwise/activation_properties.cpp).
 void add_activation_properties(std::vector<Property>& out);
 /// The algebraic properties of the ranges of exp, tanh, erf (ops/elementwise/properties.cpp).
 void add_elementwise_properties(std::vector<Property>& out);

@@ -10,9 +10,8 @@
 
 namespace kc::ops {
 
-void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options,
-                           const Observation& obs, std::vector<Signature>* sigs,
-                           std::vector<std::string>* notes) {
+void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options, const Observation& obs,
+                           std::vector<Signature>* sigs, std::vector<std::string>* notes) {
   // Semantic parameters whose silent substitution is a known failure, and the
   // signature that names it.
   struct Alternative {

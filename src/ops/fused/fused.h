@@ -15,7 +15,6 @@
 #pragma once
 
 #include <memory>
-
 #include <string>
 #include <vector>
 
@@ -31,8 +30,7 @@ std::unique_ptr<Op> make_fused_matmul_op(bool sequential);
 /// Alternative semantics: re-runs the oracle with another value of a
 /// semantic parameter (e.g. activation gelu_tanh where gelu_erf is
 /// configured) and names the one that explains the output.
-void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options,
-                           const Observation& obs, std::vector<Signature>* signatures,
-                           std::vector<std::string>* notes);
+void classify_alternatives(const Op& op, const Call& inputs, const OracleOptions& options, const Observation& obs,
+                           std::vector<Signature>* signatures, std::vector<std::string>* notes);
 
 }  // namespace kc::ops

@@ -39,8 +39,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/class_ops_util.h"
 #include "kc/signature.h"
+#include "ops/class_ops_util.h"
 #include "ops/semantic_classify.h"
 
 namespace kc::ops {
@@ -187,9 +187,9 @@ class CrossEntropyOp final : public Op {
     return obligation::properties_for(name(), obligation::add_loss_properties);
   }
   std::vector<OpClassifier> classifiers() const override {
-    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
-                                                 const Observation& obs, std::vector<Signature>* s,
-                                                 std::vector<std::string>* n) {
+    return {{OpClassifier::Stage::kSemantics,
+             [](const Op& op, const Call& in, const OracleOptions& o, const Observation& obs, std::vector<Signature>* s,
+                std::vector<std::string>* n) {
                static const SemanticVariant kVariants[] = {
                    {"gradient", "logits_minus_onehot", sig::kGradientWithoutSoftmax,
                     "dz matches z - onehot: the softmax is missing from the gradient"},
@@ -324,9 +324,9 @@ class KdLossOp final : public Op {
     return obligation::properties_for(name(), obligation::add_loss_properties);
   }
   std::vector<OpClassifier> classifiers() const override {
-    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
-                                                 const Observation& obs, std::vector<Signature>* s,
-                                                 std::vector<std::string>* n) {
+    return {{OpClassifier::Stage::kSemantics,
+             [](const Op& op, const Call& in, const OracleOptions& o, const Observation& obs, std::vector<Signature>* s,
+                std::vector<std::string>* n) {
                static const SemanticVariant kVariants[] = {
                    {"t2_scaling", "off", sig::kMissingT2Scaling,
                     "the loss matches alpha KL + (1 - alpha) CE without the T² factor"},

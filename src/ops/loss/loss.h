@@ -9,15 +9,14 @@
 //
 // Oracle options (`reference higher_precision FP64 with k = v`), each a
 // documented alternative semantics the signature classifier also uses to name
-// a failure (engine/classify_train.cpp):
+// a failure (their classifiers, ops/semantic_classify.h):
 //   cross_entropy  gradient = softmax_minus_onehot (default) | logits_minus_onehot
 //   kd_loss        t2_scaling = on (default) | off;  kl_direction = teacher_student
 //                  (default, KL(p_t ‖ p_s)) | student_teacher
 #pragma once
 
-#include <vector>
-
 #include <memory>
+#include <vector>
 
 #include "kc/obligation.h"
 #include "kc/op.h"

@@ -28,35 +28,37 @@ AccumulatorReading read_accumulator_bits(const Call& inputs, const std::vector<d
       const double g = got[static_cast<std::size_t>(r * n + j)];
       kept = std::isfinite(g) && std::fabs(g - exact) <= 0.5 * exact;
     }
-    if (kept) a.last_kept = static_cast<int>(r + 1);
-    else a.lost_at = static_cast<int>(r + 1);
+    if (kept)
+      a.last_kept = static_cast<int>(r + 1);
+    else
+      a.lost_at = static_cast<int>(r + 1);
   }
   return a;
 }
 
 std::string describe_accumulator_reading(const AccumulatorReading& a, const Call& inputs) {
   const std::string head = "accumulator_bits probe at K = " + std::to_string(inputs.get_int("K", 64)) + ": ";
-  const std::string declared =
-      inputs.config.accumulator ? " (declared " + std::string(dtype_name(*inputs.config.accumulator)) + ", " +
-                                      std::to_string(dtype_info(*inputs.config.accumulator).mantissa_bits + 1) +
-                                      " bits)"
-                                : " (no accumulator declared)";
+  const std::string declared = inputs.config.accumulator
+                                   ? " (declared " + std::string(dtype_name(*inputs.config.accumulator)) + ", " +
+                                         std::to_string(dtype_info(*inputs.config.accumulator).mantissa_bits + 1) +
+                                         " bits)"
+                                   : " (no accumulator declared)";
   if (a.probed == 0) return head + "no row the formats can hold exactly";
   if (a.lost_at == 0)
     return head + "every probed row kept its small terms, up to 1 + 2^-" + std::to_string(a.last_kept) +
            ": the accumulator keeps at least " + std::to_string(a.last_kept + 1) +
            " significant bits as far as the probe reaches" + declared;
-  return head + "1 + 2^-j kept its small terms up to j = " + std::to_string(a.last_kept) + " and lost them at j = " +
-         std::to_string(a.lost_at) + ": the accumulator keeps about " + std::to_string(a.lost_at) +
-         " significant bits" + declared;
+  return head + "1 + 2^-j kept its small terms up to j = " + std::to_string(a.last_kept) +
+         " and lost them at j = " + std::to_string(a.lost_at) + ": the accumulator keeps about " +
+         std::to_string(a.lost_at) + " significant bits" + declared;
 }
 
-void classify_accumulator_bits(const Op& op, const Call& inputs, const Observation& obs,
-                               std::vector<Signature>* sigs, std::vector<std::string>* notes) {
+void classify_accumulator_bits(const Op& op, const Call& inputs, const Observation& obs, std::vector<Signature>* sigs,
+                               std::vector<std::string>* notes) {
   if (obs.probe != "accumulator_bits") return;
   const AccumulatorReading a = read_accumulator_bits(inputs, obs.got, obs.ref);
   if (a.probed == 0 || a.lost_at == 0) return;  // nothing lost: as wide as the probe reaches
-  const int bits = a.lost_at;                    // 1 + 2^-bits rounds to 1: bits significant bits
+  const int bits = a.lost_at;                   // 1 + 2^-bits rounds to 1: bits significant bits
   const DType declared = inputs.config.accumulator ? *inputs.config.accumulator : DType::kF32;
   const int declared_bits = dtype_info(declared).mantissa_bits + 1;
   if (bits >= declared_bits) return;

@@ -27,8 +27,8 @@ void classify_accumulator_bits(const Op& op, const Call& inputs, const Observati
 /// what the declared accumulator holds of them: PRODUCT_PRECISION(format); a
 /// directed rounding at the declared accumulator's width:
 /// ACCUMULATOR_ROUNDING(toward_zero | toward_neg_inf | toward_pos_inf).
-void classify_arithmetic(const Op& op, const Call& inputs, const Observation& obs,
-                         std::vector<Signature>* signatures, std::vector<std::string>* notes);
+void classify_arithmetic(const Op& op, const Call& inputs, const Observation& obs, std::vector<Signature>* signatures,
+                         std::vector<std::string>* notes);
 
 /// What the accumulator_bits probe reads off a matmul's output: the rows that
 /// hold an exact probe sum, the last row (j of 2^-j) whose small terms were

@@ -60,12 +60,12 @@ void classify_arithmetic(const Op& op, const Call& inputs, const Observation& ob
                         r.rounding == RoundingReading::kUp;
   if (directed && rounding_read(r) && r.rounding_bits == acc_bits) {
     const std::string mode = r.rounding == RoundingReading::kTowardZero ? "toward_zero"
-                             : r.rounding == RoundingReading::kDown      ? "toward_neg_inf"
-                                                                              : "toward_pos_inf";
+                             : r.rounding == RoundingReading::kDown     ? "toward_neg_inf"
+                                                                        : "toward_pos_inf";
     sigs->push_back({sig::kAccumulatorRounding, {mode}});
-    notes->push_back("arithmetic probe: the accumulator rounds " + rounding_reading_name(r.rounding) +
-                     " at its " + std::to_string(acc_bits) + " bits (" + r.rounding_detail + "), where the declared " +
-                     acc_name + " rounds to nearest: a truncating sum loses up to an ulp per term, twice the unit "
+    notes->push_back("arithmetic probe: the accumulator rounds " + rounding_reading_name(r.rounding) + " at its " +
+                     std::to_string(acc_bits) + " bits (" + r.rounding_detail + "), where the declared " + acc_name +
+                     " rounds to nearest: a truncating sum loses up to an ulp per term, twice the unit "
                      "roundoff its bound assumes");
   }
 }

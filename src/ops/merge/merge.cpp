@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/class_ops_util.h"
 #include "kc/signature.h"
+#include "ops/class_ops_util.h"
 #include "ops/semantic_classify.h"
 
 namespace kc::ops {
@@ -137,9 +137,9 @@ class SlerpOp final : public Op {
     return obligation::properties_for(name(), obligation::add_merge_properties);
   }
   std::vector<OpClassifier> classifiers() const override {
-    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
-                                                 const Observation& obs, std::vector<Signature>* s,
-                                                 std::vector<std::string>* n) {
+    return {{OpClassifier::Stage::kSemantics,
+             [](const Op& op, const Call& in, const OracleOptions& o, const Observation& obs, std::vector<Signature>* s,
+                std::vector<std::string>* n) {
                static const SemanticVariant kVariants[] = {
                    {"interpolation", "linear", sig::kLerpNotSlerp,
                     "the result matches linear interpolation (1 - t) a + t b, which leaves the sphere"},
@@ -231,17 +231,18 @@ class PruneOp final : public Op {
   // prune_wanda: a mask that matches magnitude pruning ignored the
   // activations; both: a sparsity left at its default.
   std::vector<OpClassifier> classifiers() const override {
-    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
-                                                 const Observation& obs, std::vector<Signature>* s,
-                                                 std::vector<std::string>* n) {
+    return {{OpClassifier::Stage::kSemantics,
+             [](const Op& op, const Call& in, const OracleOptions& o, const Observation& obs, std::vector<Signature>* s,
+                std::vector<std::string>* n) {
                static const SemanticVariant kWanda[] = {
                    {"score", "magnitude", sig::kScoreIgnoresActivations,
                     "the mask matches magnitude pruning: the activation norms were ignored"},
                };
                static const char* const kHypers[] = {"sparsity"};
                const bool wanda = op.name() == "prune_wanda";
-               classify_semantics(op, in, o, obs, wanda ? std::span<const SemanticVariant>(kWanda)
-                                                        : std::span<const SemanticVariant>(), kHypers, s, n);
+               classify_semantics(op, in, o, obs,
+                                  wanda ? std::span<const SemanticVariant>(kWanda) : std::span<const SemanticVariant>(),
+                                  kHypers, s, n);
              }}};
   }
 };

@@ -17,9 +17,8 @@
 //   so the ranking is exact. Oracle option score = wanda | magnitude.
 #pragma once
 
-#include <vector>
-
 #include <memory>
+#include <vector>
 
 #include "kc/obligation.h"
 #include "kc/op.h"

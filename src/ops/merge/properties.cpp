@@ -57,9 +57,10 @@ Result<Outcome> slerp_on_sphere(const Context& ctx) {
   }
   const LD r = std::sqrt(na);
   const double under = std::sqrt(static_cast<double>(a.size())) * ctx.underflow_of(ctx.call);
-  judge.check(static_cast<double>(std::sqrt(ny) - r),
-              ctx.allowed(static_cast<double>(std::sqrt(nm)), static_cast<double>(std::fabs(std::sqrt(nref) - r)) + under),
-              Where{-1, -1, "(t = " + ctx.call.get("t", "0.5") + ")"});
+  judge.check(
+      static_cast<double>(std::sqrt(ny) - r),
+      ctx.allowed(static_cast<double>(std::sqrt(nm)), static_cast<double>(std::fabs(std::sqrt(nref) - r)) + under),
+      Where{-1, -1, "(t = " + ctx.call.get("t", "0.5") + ")"});
   return judge.outcome();
 }
 
@@ -75,7 +76,8 @@ Result<Outcome> slerp_endpoints(const Context& ctx) {
     KC_ASSIGN_OR_RETURN(std::vector<double> m, ctx.op.magnitude(before, "y"));
     const std::vector<double> want = before.t(t[0] == '0' ? "a" : "b").to_doubles(), y = c.t("y").to_doubles();
     for (std::size_t i = 0; i < y.size(); ++i)
-      judge.check(y[i] - want[i], ctx.allowed(m[i], ctx.underflow_of(before)), Where{-1, -1, std::string("(t = ") + t + ", " + std::to_string(i) + ")"});
+      judge.check(y[i] - want[i], ctx.allowed(m[i], ctx.underflow_of(before)),
+                  Where{-1, -1, std::string("(t = ") + t + ", " + std::to_string(i) + ")"});
   }
   return judge.outcome();
 }
@@ -100,8 +102,8 @@ Result<Outcome> slerp_endpoints(const Context& ctx) {
 Result<Outcome> prune_exact_sparsity(const Context& ctx) {
   const detail::Rows w = detail::rows_of(ctx.call.t("W")), y = detail::rows_of(ctx.call.t("y"));
   const std::vector<double> score = ops::prune_scores(ctx.call, ctx.op.name() == "prune_wanda");
-  const auto k = std::min(
-      w.cols, static_cast<std::int64_t>(std::floor(ctx.call.get_double("sparsity", 0.5) * static_cast<double>(w.cols))));
+  const auto k = std::min(w.cols, static_cast<std::int64_t>(
+                                      std::floor(ctx.call.get_double("sparsity", 0.5) * static_cast<double>(w.cols))));
   Judge judge("zeros in the row");
   for (std::int64_t r = 0; r < w.rows; ++r) {
     std::int64_t positive = 0, z0 = 0, n0 = 0, zy = 0;
@@ -109,9 +111,12 @@ Result<Outcome> prune_exact_sparsity(const Context& ctx) {
     for (std::int64_t c = 0; c < w.cols; ++c) {
       const double s = score[static_cast<std::size_t>(r * w.cols + c)];
       nan = nan || std::isnan(s);
-      if (s > 0) ++positive;
-      else if (w.at(r, c) == 0) ++z0;
-      else ++n0;
+      if (s > 0)
+        ++positive;
+      else if (w.at(r, c) == 0)
+        ++z0;
+      else
+        ++n0;
       zy += y.at(r, c) == 0;
     }
     if (nan) continue;
@@ -150,14 +155,17 @@ Result<Outcome> prune_kept_unchanged(const Context& ctx) {
 }  // namespace
 
 void add_merge_properties(std::vector<Property>& out) {
-  out.push_back({"slerp.on_sphere", {"slerp"}, "||y|| = ||a|| for a, b of one norm (not nearly parallel)",
-                 slerp_on_sphere});
+  out.push_back(
+      {"slerp.on_sphere", {"slerp"}, "||y|| = ||a|| for a, b of one norm (not nearly parallel)", slerp_on_sphere});
   out.push_back({"slerp.endpoints", {"slerp"}, "y(t = 0) = a and y(t = 1) = b", slerp_endpoints});
-  out.push_back({"prune.exact_sparsity", {"prune_magnitude", "prune_wanda"},
+  out.push_back({"prune.exact_sparsity",
+                 {"prune_magnitude", "prune_wanda"},
                  "every row prunes exactly floor(sparsity cols) entries, its lowest scores (W's zeros first)",
                  prune_exact_sparsity});
-  out.push_back({"prune.kept_unchanged", {"prune_magnitude", "prune_wanda"},
-                 "every output entry is 0 or the weight bit for bit", prune_kept_unchanged});
+  out.push_back({"prune.kept_unchanged",
+                 {"prune_magnitude", "prune_wanda"},
+                 "every output entry is 0 or the weight bit for bit",
+                 prune_kept_unchanged});
 }
 
 }  // namespace kc::obligation

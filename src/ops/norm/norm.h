@@ -1,9 +1,8 @@
 // kc — row normalisations: layernorm and rmsnorm over the last axis.
 #pragma once
 
-#include <vector>
-
 #include <memory>
+#include <vector>
 
 #include "kc/obligation.h"
 #include "kc/op.h"

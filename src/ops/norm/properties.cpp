@@ -13,8 +13,8 @@
 #include <string>
 
 #include "kc/obligation.h"
-#include "ops/obligation_util.h"
 #include "ops/norm/norm.h"
+#include "ops/obligation_util.h"
 
 namespace kc::obligation {
 namespace {

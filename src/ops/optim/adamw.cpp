@@ -42,8 +42,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/class_ops_util.h"
 #include "kc/signature.h"
+#include "ops/class_ops_util.h"
 #include "ops/semantic_classify.h"
 
 namespace kc::ops {
@@ -229,9 +229,9 @@ class AdamWOp final : public Op {
     return out;
   }
   std::vector<OpClassifier> classifiers() const override {
-    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
-                                                 const Observation& obs, std::vector<Signature>* s,
-                                                 std::vector<std::string>* n) {
+    return {{OpClassifier::Stage::kSemantics,
+             [](const Op& op, const Call& in, const OracleOptions& o, const Observation& obs, std::vector<Signature>* s,
+                std::vector<std::string>* n) {
                static const SemanticVariant kVariants[] = {
                    {"weight_decay", "coupled", sig::kCoupledWeightDecay,
                     "the step matches Adam with L2 decay folded into the gradient (coupled), not AdamW's decoupled "

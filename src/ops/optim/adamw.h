@@ -18,9 +18,8 @@
 // The signature classifier names a failure by the option that explains it.
 #pragma once
 
-#include <vector>
-
 #include <memory>
+#include <vector>
 
 #include "kc/obligation.h"
 #include "kc/op.h"

@@ -13,8 +13,8 @@
 
 #include "kc/dtype.h"
 #include "kc/obligation.h"
-#include "ops/optim/adamw.h"
 #include "ops/obligation_util.h"
+#include "ops/optim/adamw.h"
 
 namespace kc::obligation {
 namespace {
@@ -95,8 +95,10 @@ Result<Outcome> adamw_first_step(const Context& ctx) {
   for (std::size_t i = 0; i < p1.size(); ++i) {
     const LD gi = g[i];
     const LD want = p0[i] * (1 - lr * wd) - lr * gi / (std::fabs(gi) + eps);
-    judge.check(static_cast<double>(p1[i] - want), fac * mp[i] + ctx.absolute + under, Where{-1, -1, "(param " + std::to_string(i) + ")"});
-    judge.check(static_cast<double>(m1[i] - (1 - b1) * gi), fac * mm[i] + ctx.absolute + under, Where{-1, -1, "(m " + std::to_string(i) + ")"});
+    judge.check(static_cast<double>(p1[i] - want), fac * mp[i] + ctx.absolute + under,
+                Where{-1, -1, "(param " + std::to_string(i) + ")"});
+    judge.check(static_cast<double>(m1[i] - (1 - b1) * gi), fac * mm[i] + ctx.absolute + under,
+                Where{-1, -1, "(m " + std::to_string(i) + ")"});
     judge.check(static_cast<double>(v1[i] - (1 - b2) * gi * gi), fac * mv[i] + ctx.absolute + under,
                 Where{-1, -1, "(v " + std::to_string(i) + ")"});
   }
@@ -165,13 +167,16 @@ Result<Outcome> adamw_hyper_reach(const Context& ctx) {
 }  // namespace
 
 void add_adamw_properties(std::vector<Property>& out) {
-  out.push_back({"adamw.decoupled_decay", {"adamw_step"},
+  out.push_back({"adamw.decoupled_decay",
+                 {"adamw_step"},
                  "with g = m = v = 0 the step is the decay alone: p' = p (1 - lr wd), m' = v' = 0",
                  adamw_decoupled_decay});
-  out.push_back({"adamw.zero_moment_first_step", {"adamw_step"},
+  out.push_back({"adamw.zero_moment_first_step",
+                 {"adamw_step"},
                  "at t = 1 from m = v = 0: m' = (1 - b1) g, v' = (1 - b2) g², p' = p (1 - lr wd) - lr g / (|g| + eps)",
                  adamw_first_step});
-  out.push_back({"adamw.hyperparameters_reach_update", {"adamw_step"},
+  out.push_back({"adamw.hyperparameters_reach_update",
+                 {"adamw_step"},
                  "changing any of lr, beta1, beta2, eps, weight_decay moves the outputs as the oracle says they move",
                  adamw_hyper_reach});
 }

@@ -1,9 +1,8 @@
 // kc — softmax and log_softmax over the last axis.
 #pragma once
 
-#include <vector>
-
 #include <memory>
+#include <vector>
 
 #include "kc/obligation.h"
 #include "kc/op.h"

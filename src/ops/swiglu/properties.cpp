@@ -9,8 +9,8 @@
 
 #include "kc/dtype.h"
 #include "kc/obligation.h"
-#include "ops/obligation_util.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/obligation_util.h"
 #include "ops/swiglu/swiglu.h"
 
 namespace kc::obligation {
@@ -33,7 +33,8 @@ Result<Outcome> swiglu_linear_in_up(const Context& ctx) {
   Judge judge("|swiglu(g, a up') - a swiglu(g, up) - silu(g) (up' - a up)|");
   for (const double a : {8.0, -0.5}) {
     Call scaled = ctx.fresh_inputs();
-    for (std::int64_t i = 0; i < scaled.t("up").numel(); ++i) scaled.t("up").set(i, a * up[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < scaled.t("up").numel(); ++i)
+      scaled.t("up").set(i, a * up[static_cast<std::size_t>(i)]);
     const std::vector<double> up_stored = scaled.t("up").to_doubles();
     KC_RETURN_IF_ERROR(detail::rerun(ctx, scaled, "swiglu(g, a up)"));
     KC_ASSIGN_OR_RETURN(std::vector<double> m1, swiglu_magnitude(ctx, scaled));
@@ -42,7 +43,8 @@ Result<Outcome> swiglu_linear_in_up(const Context& ctx) {
       const double d = up_stored[i] - a * up[i];  // 0 but for a rounded subnormal
       const long double predicted = d == 0 ? 0.0L : ops::eval_unary(ops::UnaryFn::kSilu, g[i]) * d;
       judge.check(static_cast<double>(ys[i] - static_cast<long double>(a) * y[i] - predicted),
-                  ctx.allowed(m1[i] + std::fabs(a) * m0[i], ctx.underflow_of(scaled) + std::fabs(a) * ctx.underflow_of(ctx.call)),
+                  ctx.allowed(m1[i] + std::fabs(a) * m0[i],
+                              ctx.underflow_of(scaled) + std::fabs(a) * ctx.underflow_of(ctx.call)),
                   Where{-1, -1, std::string("[").append(std::to_string(i)).append("] a = ").append(std::to_string(a))});
     }
   }
@@ -75,9 +77,11 @@ Result<Outcome> swiglu_odd_gate(const Context& ctx) {
 }  // namespace
 
 void add_swiglu_properties(std::vector<Property>& out) {
-  out.push_back({"swiglu.linear_in_up", {"swiglu"}, "swiglu(g, a up) = a swiglu(g, up) for a = 8, -1/2",
-                 swiglu_linear_in_up});
-  out.push_back({"swiglu.odd_gate", {"swiglu"}, "swiglu(g, up) - swiglu(-g, up) = g up (silu(x) - silu(-x) = x)",
+  out.push_back(
+      {"swiglu.linear_in_up", {"swiglu"}, "swiglu(g, a up) = a swiglu(g, up) for a = 8, -1/2", swiglu_linear_in_up});
+  out.push_back({"swiglu.odd_gate",
+                 {"swiglu"},
+                 "swiglu(g, up) - swiglu(-g, up) = g up (silu(x) - silu(-x) = x)",
                  swiglu_odd_gate});
 }
 

@@ -1,9 +1,8 @@
 // kc — the SwiGLU gate: y = silu(gate) * up, elementwise.
 #pragma once
 
-#include <vector>
-
 #include <memory>
+#include <vector>
 
 #include "kc/obligation.h"
 #include "kc/op.h"

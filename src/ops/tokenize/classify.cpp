@@ -12,8 +12,8 @@
 namespace kc::ops {
 
 /// bpe_roundtrip: per row, the decoded bytes against the input bytes.
-void classify_roundtrip(const Op&, const Call& inputs, const OracleOptions&, const Observation& obs, std::vector<Signature>* sigs,
-                        std::vector<std::string>* notes) {
+void classify_roundtrip(const Op&, const Call& inputs, const OracleOptions&, const Observation& obs,
+                        std::vector<Signature>* sigs, std::vector<std::string>* notes) {
   if (obs.output != "y" || !inputs.has("x")) return;
   const Tensor& x = inputs.t("x");
   const std::int64_t rows = x.dim(0), len = x.dim(1);

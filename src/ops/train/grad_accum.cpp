@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/class_ops_util.h"
 #include "kc/signature.h"
+#include "ops/class_ops_util.h"
 #include "ops/semantic_classify.h"
 
 namespace kc::ops {
@@ -137,9 +137,9 @@ class GradAccumOp final : public Op {
     return out;
   }
   std::vector<OpClassifier> classifiers() const override {
-    return {{OpClassifier::Stage::kSemantics, [](const Op& op, const Call& in, const OracleOptions& o,
-                                                 const Observation& obs, std::vector<Signature>* s,
-                                                 std::vector<std::string>* n) {
+    return {{OpClassifier::Stage::kSemantics,
+             [](const Op& op, const Call& in, const OracleOptions& o, const Observation& obs, std::vector<Signature>* s,
+                std::vector<std::string>* n) {
                static const SemanticVariant kVariants[] = {
                    {"average", "off", sig::kAccumulationNotAveraged,
                     "the gradient matches the sum of the micro-batch gradients, not their mean"},

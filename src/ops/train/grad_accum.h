@@ -11,9 +11,8 @@
 // (off: Σ_j g_j, the ACCUMULATION_NOT_AVERAGED signature).
 #pragma once
 
-#include <vector>
-
 #include <memory>
+#include <vector>
 
 #include "kc/obligation.h"
 #include "kc/op.h"

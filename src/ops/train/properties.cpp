@@ -13,8 +13,8 @@
 
 #include "kc/dtype.h"
 #include "kc/obligation.h"
-#include "ops/train/grad_accum.h"
 #include "ops/obligation_util.h"
+#include "ops/train/grad_accum.h"
 
 namespace kc::obligation {
 namespace {
@@ -51,7 +51,8 @@ Result<Outcome> accum_matches_full_batch(const Context& ctx) {
 }  // namespace
 
 void add_grad_accum_properties(std::vector<Property>& out) {
-  out.push_back({"grad_accum.matches_full_batch", {"grad_accum"},
+  out.push_back({"grad_accum.matches_full_batch",
+                 {"grad_accum"},
                  "G accumulated over A micro-batches equals one pass over the batch within both rounding bounds",
                  accum_matches_full_batch});
 }

@@ -15,7 +15,7 @@
 // The oracle runs the same loop in long double from the same P values (the
 // hyper-parameters rounded to P first, like adamw_step's) and answers loss
 // and theta_out; m and v are judged by the training-stability properties
-// (src/engine/obligation/train_loop.cpp), not by comparison.
+// (src/ops/train/train_loop_properties.cpp), not by comparison.
 #pragma once
 
 #include <memory>

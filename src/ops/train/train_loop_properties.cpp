@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <string>
 
+#include "kc/dtype.h"
 #include "kc/obligation.h"
 #include "ops/obligation_util.h"
-#include "kc/dtype.h"
 #include "ops/train/train_loop.h"
 
 namespace kc::obligation {
