@@ -2,7 +2,9 @@
 // `declared_policy path`; docs/capability.md).
 //
 // Both read the impl's capability declaration against the call
-// (kc/capability.h: shape_class, layouts) and decide one call:
+// (kc/capability.h: shape_class, layouts, alignment against the tensors'
+// placement, workspace against the workspace the call gives) and decide one
+// call:
 //  unsupported  inside the capability the outputs must be within the
 //               contract's tolerance; outside it the impl must raise
 //               (unsupported = RAISE) or compute within the tolerance on its
@@ -179,8 +181,10 @@ Result<PolicyOutcome> judge_unsupported(const PolicyInputs& in) {
       o.pass = false;
       o.mismatches = 1;
       o.signatures.push_back({sig::kUnexpectedRaise, {}});
-      o.notes.push_back("the kernel raised on an input inside its declared capability (shape_class " + d.shape_class +
-                        (d.get("layouts").empty() ? "" : ", layouts " + d.get("layouts")) + "): " +
+      std::string declared = "shape_class " + d.shape_class;
+      for (const char* key : {"layouts", "alignment", "workspace"})
+        if (!d.get(key).empty()) declared += std::string(", ") + key + " " + d.get(key);
+      o.notes.push_back("the kernel raised on an input inside its declared capability (" + declared + "): " +
                         in.status.message());
       return o;
     }
