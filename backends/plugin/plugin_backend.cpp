@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "kc/capability.h"
 #include "kc/child.h"
 #include "plugin/load_probe.h"
 
@@ -28,19 +29,34 @@ namespace kc::backends {
 
 namespace {
 
+bool abi_supported(std::uint32_t version) {
+  return version >= KC_PLUGIN_ABI_OLDEST && version <= KC_PLUGIN_ABI_VERSION;
+}
+
+/// kc_call::report_path (ABI 2): the plugin's kernel says which path served the call.
+void report_path_from_plugin(void*, const char* path, const char* reason) {
+  report_selected_path(path ? path : "", reason ? reason : "");
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
 
+/// The comma-separated items of `s`; a comma inside parentheses belongs to its
+/// item ("shape_class = multiple_of(16, M, N, K)").
 std::vector<std::string_view> split_commas(std::string_view s) {
   std::vector<std::string_view> parts;
-  while (true) {
-    const std::size_t comma = s.find(',');
-    parts.push_back(trim(s.substr(0, comma)));
-    if (comma == std::string_view::npos) break;
-    s.remove_prefix(comma + 1);
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && s[i] == '(') ++depth;
+    if (i < s.size() && s[i] == ')' && depth > 0) --depth;
+    if (i == s.size() || (s[i] == ',' && depth == 0)) {
+      parts.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
   }
   return parts;
 }
@@ -155,7 +171,7 @@ Table read_table(const kc_plugin* p) {
   t.version = opt(p->version);
   t.num_impls = p->num_impls;
   t.impls_null = p->impls == nullptr;
-  if (p->abi_version != KC_PLUGIN_ABI_VERSION || p->num_impls < 0 || t.impls_null) return t;
+  if (!abi_supported(p->abi_version) || p->num_impls < 0 || t.impls_null) return t;
   for (std::int32_t i = 0; i < p->num_impls; ++i) {
     const kc_impl_desc& d = p->impls[i];
     t.rows.push_back({opt(d.name), opt(d.op), opt(d.dtypes), opt(d.declares), opt(d.description), d.run != nullptr});
@@ -291,7 +307,7 @@ class LibrarySlot {
       }
       p = init(KC_PLUGIN_ABI_VERSION);
     }
-    if (!p || p->abi_version != KC_PLUGIN_ABI_VERSION || p->num_impls < 0 || (p->num_impls > 0 && !p->impls) ||
+    if (!p || !abi_supported(p->abi_version) || p->num_impls < 0 || (p->num_impls > 0 && !p->impls) ||
         static_cast<std::size_t>(p->num_impls) != names_.size()) {
       m.error = path_ + ": kc_plugin_init described the plugin differently than in its probe";
       return m;
@@ -357,6 +373,8 @@ class PluginImpl final : public Impl {
     c.tensors = tensors.data();
     c.num_attrs = static_cast<int32_t>(attrs.size());
     c.attrs = attrs.data();
+    c.report_path = &report_path_from_plugin;
+    c.host = nullptr;
 
     std::array<char, 1024> message{};
     const int32_t rc = desc.run(&c, message.data(), message.size(), desc.user_data);
@@ -372,7 +390,7 @@ class PluginImpl final : public Impl {
                              (text.empty() ? "" : ": " + text));
       default:
         return internal_error(decl_.name + " returned status " + std::to_string(rc) +
-                              ", which plugin ABI 1 does not define" +
+                              ", which plugin ABI " + std::to_string(KC_PLUGIN_ABI_VERSION) + " does not define" +
                               (text.empty() ? "" : ": " + text));
     }
   }
@@ -388,9 +406,9 @@ Result<LoadedPlugin> describe(const Table& t, const PluginSource& src, const std
   if (t.null_table)
     return unavailable("kc_plugin_init returned NULL (plugin refused host ABI " +
                        std::to_string(KC_PLUGIN_ABI_VERSION) + ")");
-  if (t.abi_version != KC_PLUGIN_ABI_VERSION) {
-    return unavailable("plugin was built against ABI " + std::to_string(t.abi_version) +
-                       ", host speaks ABI " + std::to_string(KC_PLUGIN_ABI_VERSION));
+  if (!abi_supported(t.abi_version)) {
+    return unavailable("plugin was built against ABI " + std::to_string(t.abi_version) + ", host loads ABI " +
+                       std::to_string(KC_PLUGIN_ABI_OLDEST) + " to " + std::to_string(KC_PLUGIN_ABI_VERSION));
   }
   if (t.num_impls < 0 || (t.num_impls > 0 && t.impls_null) ||
       t.rows.size() != static_cast<std::size_t>(t.num_impls)) {

@@ -27,7 +27,16 @@
  *    only under --isolate none). Each call returns the same table (same impl
  *    names, in the same order). A library that aborts, crashes, exits or hangs
  *    while loading is reported unavailable; kc goes on without it.
- *  - New fields are only ever appended, guarded by a new ABI version.
+ *  - New fields are only ever appended, guarded by a new ABI version. kc loads
+ *    plugins built against ABI 1 or 2.
+ *
+ * ABI 2 appends `report_path` and `host` to kc_call. A kernel may call
+ * `call->report_path(call->host, path, reason)` during `run` to say which of its
+ * implementation paths served the call (the ISA-specific kernel it dispatched
+ * to, or a fallback and why); kc judges it against the impl's declared `path`
+ * and `fallback` (docs/capability.md). Both strings are copied before the call
+ * returns. Use the fields only when kc_plugin_init was given a host ABI version
+ * of 2 or more: an older host's kc_call ends before them.
  */
 #ifndef KC_PLUGIN_H_
 #define KC_PLUGIN_H_
@@ -39,7 +48,8 @@
 extern "C" {
 #endif
 
-#define KC_PLUGIN_ABI_VERSION 1u
+#define KC_PLUGIN_ABI_VERSION 2u
+#define KC_PLUGIN_ABI_OLDEST 1u /* the oldest ABI this host still loads */
 
 typedef enum kc_dtype {
   KC_DTYPE_F64 = 0,
@@ -79,6 +89,9 @@ typedef struct kc_call {
   kc_tensor* tensors;
   int32_t num_attrs;
   const kc_attr* attrs;
+  /* ABI 2: tells kc which implementation path served this call (see above). */
+  void (*report_path)(void* host, const char* path, const char* reason);
+  void* host;
 } kc_call;
 
 typedef int32_t (*kc_run_fn)(const kc_call* call, char* message, size_t message_size,

@@ -33,7 +33,7 @@ cmake -S "$src/tests/install/consumer" -B "$tmp/consumer" "${gen[@]}" -DCMAKE_PR
 cmake --build "$tmp/consumer" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "building the consumer plugin"; }
 cat "$tmp/consumer/kc_paths.txt"
 grep -qx "KC_EXECUTABLE=$prefix/bin/kc" "$tmp/consumer/kc_paths.txt" || fail "KC_EXECUTABLE is not the prefix's kc"
-grep -qx "KC_PLUGIN_ABI_VERSION=1" "$tmp/consumer/kc_paths.txt" || fail "KC_PLUGIN_ABI_VERSION"
+grep -qx "KC_PLUGIN_ABI_VERSION=2" "$tmp/consumer/kc_paths.txt" || fail "KC_PLUGIN_ABI_VERSION"
 plugin=$tmp/consumer/libconsumer_plugin.so
 [ -f "$plugin" ] || fail "no $plugin"
 

@@ -61,7 +61,7 @@ TEST_F(ExamplePlugin, LoadsWithDeclarations) {
   for (const BackendInfo& i : registry_->infos())
     if (i.name == "plugin") info = i;
   ASSERT_TRUE(info.available) << info.reason;
-  EXPECT_EQ(info.version, "kc_example_plugin 1.0, ABI 1");
+  EXPECT_EQ(info.version, "kc_example_plugin 1.0, ABI 2");
   auto impl = registry_->find_impl("example.matmul_fp16acc");
   ASSERT_NE(impl, nullptr);
   const Declaration& d = impl->declaration();
@@ -180,7 +180,7 @@ TEST(PluginBackend, MalformedPluginsAreUnavailableWithAReason) {
   expect_unavailable({{"/nonexistent/libx.so", nullptr}}, "/nonexistent/libx.so");
   // A real shared library without kc_plugin_init.
   expect_unavailable({{"libm.so.6", nullptr}}, "no symbol kc_plugin_init");
-  expect_unavailable({{"future", init_wrong_abi}}, "built against ABI 2");
+  expect_unavailable({{"future", init_wrong_abi}}, "built against ABI 3");
   expect_unavailable({{"null", init_null}}, "returned NULL");
   expect_unavailable({{"decl", init_bad_declares}}, "determinism = SOMETIMES");
   expect_unavailable({{"noeq", init_no_equals}}, "not key = VALUE");
