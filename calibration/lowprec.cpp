@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "calibration/calibration_backend.h"
-#include "ops/attention/attention.h"
+#include "kc/ops/attention.h"
 
 namespace kc::calibration {
 namespace {

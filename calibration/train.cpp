@@ -34,10 +34,10 @@
 #include <string>
 #include <vector>
 
+#include "backends/ref/train_kernels.h"
 #include "calibration/calibration_backend.h"
 #include "calibration/unary.h"
-#include "backends/ref/train_kernels.h"
-#include "ops/tokenize/bpe.h"
+#include "kc/ops/bpe.h"
 
 namespace kc::calibration {
 namespace {

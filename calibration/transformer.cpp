@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "calibration/calibration_backend.h"
-#include "ops/attention/attention.h"
-#include "ops/rope/rope.h"
+#include "kc/ops/attention.h"
+#include "kc/ops/rope.h"
 
 namespace kc::calibration {
 namespace {

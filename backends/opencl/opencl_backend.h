@@ -28,10 +28,6 @@ std::unique_ptr<Backend> make_opencl_backend();
 /// empty or a file does not build.
 std::unique_ptr<Backend> make_opencl_user_backend(std::vector<std::string> sources);
 
-/// `kc vet file.cl`: builds the file with the OpenCL runtime (in a child
-/// process) and lists the impls it defines, one per line ("name op options").
-/// kInvalidArgument with the build log when it does not build or defines no
-/// kc_<op> kernel; kUnavailable without OpenCL.
-Result<std::string> build_opencl_source(const std::string& path);
+// build_opencl_source (kc vet of a .cl file) is declared in kc/backend.h.
 
 }  // namespace kc::backends

@@ -9,7 +9,7 @@
 #include "cl_buffer.h"
 #include "cl_impl.h"
 #include "cl_runtime.h"
-#include "ops/elementwise/elementwise.h"
+#include "kc/ops/elementwise.h"
 
 namespace kc::backends::opencl {
 namespace {

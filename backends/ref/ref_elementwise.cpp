@@ -11,7 +11,7 @@
 #include <cmath>
 #include <string>
 
-#include "ops/elementwise/elementwise.h"
+#include "kc/ops/elementwise.h"
 
 namespace kc::backends {
 namespace {

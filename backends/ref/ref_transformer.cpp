@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/attention/attention.h"
-#include "ops/rope/rope.h"
+#include "kc/ops/attention.h"
+#include "kc/ops/rope.h"
 #include "ref_backend.h"
 
 namespace kc::backends {

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <vector>
 
-#include "ops/tokenize/bpe.h"
+#include "kc/ops/bpe.h"
 
 namespace kc::backends {
 namespace {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kc/op.h"
+#include "kc/ops/train_loop_math.h"
 #include "kc/status.h"
-#include "ops/train/train_loop_math.h"
 
 namespace kc::backends {
 

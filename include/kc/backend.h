@@ -130,4 +130,12 @@ struct BackendOptions {
 /// eigen, compilers, mpi, opencl, onednn, torch, sleef, hwy, opencl_user, plugin.
 Status register_builtin_backends(BackendRegistry& registry, const BackendOptions& options = {});
 
+namespace backends {
+/// `kc vet file.cl`: builds the file with the OpenCL runtime (in a child
+/// process) and lists the impls it defines, one per line ("name op options").
+/// kInvalidArgument with the build log when it does not build or defines no
+/// kc_<op> kernel; kUnavailable without OpenCL.
+Result<std::string> build_opencl_source(const std::string& path);
+}  // namespace backends
+
 }  // namespace kc

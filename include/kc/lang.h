@@ -78,6 +78,13 @@ std::vector<Diagnostic> resolve_depends(const std::vector<Contract>& contracts);
 const std::vector<std::string>& known_op_classes();
 const std::vector<std::string>& known_signatures();
 
+/// Why `compute failing_fraction METRIC; pass if <= p` cannot be enforced in
+/// this contract as written (empty when it can): the fraction is counted over a
+/// config's random samples, each judged by an oracle comparison of the outputs,
+/// so it needs the sample protocol, a post that compares outputs and an allowed
+/// fraction in [0, 1]. Lint and the engine both read it.
+std::string sample_fraction_gap(const Contract& c);
+
 /// Levenshtein-nearest word within a small distance; empty if none is close.
 std::string nearest_word(std::string_view word, const std::vector<std::string>& vocabulary);
 

@@ -34,7 +34,7 @@ std::string Status::to_string() const {
 }
 
 void check_failed(const char* expr, const char* file, int line, const char* msg) {
-  std::fprintf(stderr, "kc: internal check failed: %s at %s:%d%s%s\n", expr, file, line,
+  std::fprintf(stderr, "kc: internal check failed: %s at %s:%d%s%s\n", expr, file, line,  // last words before abort
                msg ? ": " : "", msg ? msg : "");
   std::abort();
 }

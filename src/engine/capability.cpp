@@ -15,6 +15,8 @@
 //               the capability and the declared fallback outside it (or where
 //               the contract's set lists FALLBACK); any other is
 //               SILENT_FALLBACK(selected path), with the library's reason.
+#include "kc/capability.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -25,9 +27,8 @@
 
 #include "engine/case_run.h"
 #include "engine/policy.h"
-#include "kc/capability.h"
+#include "kc/ops/matmul_arithmetic.h"
 #include "kc/signature.h"
-#include "ops/matmul/arithmetic.h"
 
 namespace kc::engine {
 

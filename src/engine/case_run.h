@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "engine/classify.h"
-#include "engine/plan.h"
 #include "kc/engine.h"
 #include "kc/isolate.h"
 #include "kc/peak.h"
+#include "kc/plan.h"
 
 namespace kc::engine {
 

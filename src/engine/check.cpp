@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <map>
 
-#include "engine/resume.h"
 #include "engine/sample_cache.h"
 #include "engine/schedule.h"
 #include "engine/select.h"
@@ -12,6 +11,7 @@
 #include "kc/interrupt.h"
 #include "kc/message.h"
 #include "kc/report.h"
+#include "kc/resume.h"
 
 namespace kc::engine {
 

@@ -1,6 +1,6 @@
 // kc — a path change inferred from latency across a capability boundary
 // (see latency_jump.h).
-#include "engine/latency_jump.h"
+#include "kc/latency_jump.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "engine/plan.h"
+#include "kc/plan.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "kc/capability.h"
-#include "lang/clauses.h"
 
 namespace kc::engine {
 
@@ -99,34 +98,26 @@ Result<Config> parse_config(const std::string& text) {
   return c;
 }
 
-Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const CheckRequest& request,
-                       std::string* not_applicable) {
-  Plan plan;
-  not_applicable->clear();
+namespace {
 
-  // Scope: the impl's op must be one the scope names.
-  std::vector<std::string> scope_ops;
-  for (const auto& s : contract.scope)
-    for (const auto& o : ops_for_scope(s)) scope_ops.push_back(o);
-  if (!contains(scope_ops, decl.op)) {
-    *not_applicable = "impl op '" + decl.op + "' is outside scope {" + join(contract.scope, ", ") + "}";
-    return plan;
-  }
-  plan.op = builtin_ops().find(decl.op);
-  if (!plan.op) return unimplemented("op '" + decl.op + "' is not registered in this kc build");
-  const Op& op = *plan.op;
+/// Config axes: a parameter and the values it takes.
+using Axes = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
-  // Preconditions: precision set, declarations, stack, config axes, value range.
-  std::vector<DType> dtypes = decl.dtypes;
-  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+/// Preconditions: the precision set (narrows *dtypes), declarations, config
+/// axes, the value range (plan.fill). Stack, flag and version conjuncts are
+/// checked later (unmet_precondition, select.cpp). Sets *not_applicable when
+/// the impl is outside the contract.
+Status plan_preconditions(const Contract& contract, const Declaration& decl, const Op& op,
+                          const std::vector<std::string>& scope_ops, Plan& plan, std::vector<DType>* dtypes, Axes* axes,
+                          std::string* not_applicable) {
   bool have_range = false;
   for (const Predicate& p : contract.pre) {
     switch (p.kind) {
       case Predicate::Kind::kPrecision: {
         std::vector<DType> keep;
-        for (DType t : dtypes)
+        for (DType t : *dtypes)
           if (std::find(p.dtypes.begin(), p.dtypes.end(), t) != p.dtypes.end()) keep.push_back(t);
-        dtypes = keep;
+        *dtypes = keep;
         break;
       }
       case Predicate::Kind::kDeclared: {
@@ -139,7 +130,7 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
                             (p.cmp.empty() ? "=" : p.cmp) + " " + join(p.values, "|") + "; " +
                             (have.empty() ? "impl does not record its " + p.key + ": " + decl.name + " declares none"
                                           : decl.name + " declares " + have);
-          return plan;
+          return ok_status();
         }
         break;
       }
@@ -153,7 +144,7 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
                                   (scope_ops.size() > 1 ? " or of any other op in scope" : "") +
                                   " (parameters: " + param_names(op) + ")");
         }
-        axes.emplace_back(p.key, p.values);
+        axes->emplace_back(p.key, p.values);
         break;
       case Predicate::Kind::kValueRange:
         if (have_range) break;
@@ -171,8 +162,8 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
         for (const auto& [dim, sizes] : p.dim_sets) {
           if (!is_known_param(op, dim)) continue;
           bool axis_already = false;
-          for (const auto& a : axes) axis_already = axis_already || a.first == dim;
-          if (!axis_already) axes.emplace_back(dim, sizes);
+          for (const auto& a : *axes) axis_already = axis_already || a.first == dim;
+          if (!axis_already) axes->emplace_back(dim, sizes);
         }
         break;
       case Predicate::Kind::kStack:
@@ -185,12 +176,78 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
         return invalid_argument("pre: prose conjunct is not executable: " + p.text);
     }
   }
-  if (dtypes.empty()) {
-    *not_applicable = "no precision both required by the contract and supported by " + decl.name;
-    return plan;
-  }
+  return ok_status();
+}
 
-  // Protocol.
+/// `inject ANOMALY(args)`: the probe, its target tensors and arguments;
+/// `inject values(T, v, ...)` fixes the inputs themselves.
+Status plan_injection(const Protocol& m, const Op& op, Plan& plan) {
+  Probe probe;
+  probe.name = m.anomaly;
+  if (m.anomaly == "values") {
+    // values(T, v, ..., U, w, ...): each tensor name opens its list; the
+    // probe reads them as [count, values...] per name (ops/op.cpp).
+    std::vector<double> laid;
+    std::size_t count_at = 0;
+    for (const auto& a : m.anomaly_args) {
+      if (has_tensor(op, a)) {
+        probe.tensors.push_back(a);
+        count_at = laid.size();
+        laid.push_back(0);
+        continue;
+      }
+      if (probe.tensors.empty())
+        return invalid_argument("inject values: name the tensor first, then its values: values(x, 1.5, -2)");
+      double value = 0;
+      if (a == "nan" || a == "-nan") {
+        value = std::numeric_limits<double>::quiet_NaN();
+      } else if (a == "inf" || a == "-inf") {
+        value = a[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+      } else {
+        auto e = lang::parse_expr(a);
+        if (!e.ok()) return invalid_argument("inject values: argument '" + a + "': " + e.status().message());
+        auto v = lang::eval_expr(*e, ExprEnv{});
+        if (!v.ok()) return invalid_argument("inject values: argument '" + a + "': " + v.status().message());
+        value = *v;
+      }
+      laid.push_back(value);
+      laid[count_at] += 1;
+    }
+    for (std::size_t i = 0, t = 0; t < probe.tensors.size(); ++t) {
+      if (laid[i] == 0) return invalid_argument("inject values: no values after tensor '" + probe.tensors[t] + "'");
+      i += 1 + static_cast<std::size_t>(laid[i]);
+    }
+    probe.args = std::move(laid);
+    plan.probe = probe;
+    plan.samples = 1;  // the inputs are fixed: one sample is all there is
+    return ok_status();
+  }
+  for (const auto& a : m.anomaly_args) {
+    if (has_tensor(op, a)) {  // `inject nan(C)`: the probe targets tensor C
+      probe.tensors.push_back(a);
+      continue;
+    }
+    auto e = lang::parse_expr(a);
+    if (!e.ok()) return invalid_argument("inject: argument '" + a + "': " + e.status().message());
+    // `oob(-1, -bound, bound, bound + 10)`: values relative to the index
+    // bound of each call; the indexing ops always inject that standard set
+    // themselves, so an argument over `bound` is documentation, kept as NaN.
+    ExprEnv oob_env;
+    if (m.anomaly == "oob") oob_env.vars["bound"] = std::numeric_limits<double>::quiet_NaN();
+    auto v = lang::eval_expr(*e, oob_env);
+    if (!v.ok()) return invalid_argument("inject: argument '" + a + "': " + v.status().message());
+    probe.args.push_back(*v);
+  }
+  if (m.density) probe.density = *m.density;
+  plan.probe = probe;
+  plan.samples = 3;
+  return ok_status();
+}
+
+/// The measurement protocol: samples, sweep and enumerate axes, the probe,
+/// the aggregate statistic and its pass-if bound.
+Status plan_protocol(const Contract& contract, const Declaration& decl, const Op& op, const CheckRequest& request,
+                     Plan& plan, Axes* axes, std::string* not_applicable) {
   const Protocol& m = contract.measure;
   switch (m.kind) {
     case Protocol::Kind::kSample:
@@ -200,83 +257,24 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
       if (!is_known_param(op, m.param))
         return invalid_argument("measure: sweep parameter '" + m.param + "' is not a parameter of op " +
                                 decl.op + " (parameters: " + param_names(op) + ")");
-      axes.emplace_back(m.param, m.values);
+      axes->emplace_back(m.param, m.values);
       plan.samples = 2;
       break;
-    case Protocol::Kind::kInject: {
-      Probe probe;
-      probe.name = m.anomaly;
-      if (m.anomaly == "values") {
-        // values(T, v, ..., U, w, ...): each tensor name opens its list; the
-        // probe reads them as [count, values...] per name (ops/op.cpp).
-        std::vector<double> laid;
-        std::size_t count_at = 0;
-        for (const auto& a : m.anomaly_args) {
-          if (has_tensor(op, a)) {
-            probe.tensors.push_back(a);
-            count_at = laid.size();
-            laid.push_back(0);
-            continue;
-          }
-          if (probe.tensors.empty())
-            return invalid_argument("inject values: name the tensor first, then its values: values(x, 1.5, -2)");
-          double value = 0;
-          if (a == "nan" || a == "-nan") {
-            value = std::numeric_limits<double>::quiet_NaN();
-          } else if (a == "inf" || a == "-inf") {
-            value = a[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-          } else {
-            auto e = lang::parse_expr(a);
-            if (!e.ok()) return invalid_argument("inject values: argument '" + a + "': " + e.status().message());
-            auto v = lang::eval_expr(*e, ExprEnv{});
-            if (!v.ok()) return invalid_argument("inject values: argument '" + a + "': " + v.status().message());
-            value = *v;
-          }
-          laid.push_back(value);
-          laid[count_at] += 1;
-        }
-        for (std::size_t i = 0, t = 0; t < probe.tensors.size(); ++t) {
-          if (laid[i] == 0) return invalid_argument("inject values: no values after tensor '" + probe.tensors[t] + "'");
-          i += 1 + static_cast<std::size_t>(laid[i]);
-        }
-        probe.args = std::move(laid);
-        plan.probe = probe;
-        plan.samples = 1;  // the inputs are fixed: one sample is all there is
-        break;
-      }
-      for (const auto& a : m.anomaly_args) {
-        if (has_tensor(op, a)) {  // `inject nan(C)`: the probe targets tensor C
-          probe.tensors.push_back(a);
-          continue;
-        }
-        auto e = lang::parse_expr(a);
-        if (!e.ok()) return invalid_argument("inject: argument '" + a + "': " + e.status().message());
-        // `oob(-1, -bound, bound, bound + 10)`: values relative to the index
-        // bound of each call; the indexing ops always inject that standard set
-        // themselves, so an argument over `bound` is documentation, kept as NaN.
-        ExprEnv oob_env;
-        if (m.anomaly == "oob") oob_env.vars["bound"] = std::numeric_limits<double>::quiet_NaN();
-        auto v = lang::eval_expr(*e, oob_env);
-        if (!v.ok()) return invalid_argument("inject: argument '" + a + "': " + v.status().message());
-        probe.args.push_back(*v);
-      }
-      if (m.density) probe.density = *m.density;
-      plan.probe = probe;
-      plan.samples = 3;
+    case Protocol::Kind::kInject:
+      KC_RETURN_IF_ERROR(plan_injection(m, op, plan));
       break;
-    }
     case Protocol::Kind::kEnumerate: {
       std::string param = m.param == "schedules" ? "schedule" : m.param;
       std::vector<std::string> values = m.values;
       if (param == "schedule" && values.empty()) values = decl.schedules;
       if (values.empty()) {
         *not_applicable = decl.name + " declares no " + m.param + " to enumerate";
-        return plan;
+        return ok_status();
       }
       if (!is_known_param(op, param))
         return invalid_argument("measure: enumerate space '" + m.param + "' is not a parameter of op " +
                                 decl.op);
-      axes.emplace_back(param, values);
+      axes->emplace_back(param, values);
       plan.samples = 1;
       break;
     }
@@ -288,7 +286,7 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
   if (plan.stat == "failing_fraction") {
     // The parser makes such a contract descriptive where this cannot hold;
     // a contract built another way gets the same answer here.
-    if (const std::string gap = lang::detail::sample_fraction_gap(contract); !gap.empty())
+    if (const std::string gap = lang::sample_fraction_gap(contract); !gap.empty())
       return invalid_argument("measure: " + gap);
     auto v = lang::eval_expr(m.pass_if->bound, {});
     if (!v.ok()) return invalid_argument("measure: pass-if bound: " + v.status().message());
@@ -300,17 +298,12 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
     plan.pass_bound = *v;
   }
 
-  // `ref(A, B, ...)`: the reference applied to those inputs, which must be the
-  // op's inputs (the oracle reads every input of the call).
-  for (const auto& name : contract.post.ref_args) {
-    bool input = false;
-    for (const auto& t : op.signature()) input = input || (t.name == name && t.role != Role::kOut);
-    if (!input)
-      return invalid_argument("post: ref(" + join(contract.post.ref_args, ", ") + "): '" + name +
-                              "' is not an input tensor of op " + decl.op);
-  }
+  return ok_status();
+}
 
-  // Postcondition → judgement.
+/// The postcondition's judgement: repeated invocations, a policy judge, a
+/// raise, or the tolerance's metric.
+Status plan_judgement(const Contract& contract, const Declaration& decl, Plan& plan, std::string* not_applicable) {
   switch (contract.post.kind) {
     case Postcondition::Kind::kBitwiseIdentical:
       plan.invocations = static_cast<int>(std::clamp<std::int64_t>(contract.post.invocations, 2, 10000));
@@ -331,13 +324,13 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
           for (const auto& v : contract.post.allowed) set += (set.empty() ? "" : ", ") + v;
           *not_applicable = decl.name + " declares " + key + " = " + (declared.empty() ? "nothing" : declared) +
                             "; this contract holds impls to " + key + " in {" + set + "}";
-          return plan;
+          return ok_status();
         }
       }
       if (contract.post.policy == "determinism") {
         if (decl.determinism == Determinism::kNone) {
           *not_applicable = decl.name + " declares determinism = NONE: nothing to hold it to";
-          return plan;
+          return ok_status();
         }
         plan.invocations = 100;
         plan.agreement = decl.determinism;
@@ -364,9 +357,13 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
       }
   }
 
-  // An algebraic property judges the samples instead of an oracle comparison.
-  // Names without a dot (`determinism`, `associativity`) stay descriptive labels
-  // of what the postcondition already checks.
+  return ok_status();
+}
+
+/// An algebraic property judges the samples instead of an oracle comparison.
+/// Names without a dot (`determinism`, `associativity`) stay descriptive labels
+/// of what the postcondition already checks.
+Status plan_property(const Contract& contract, const Declaration& decl, Plan& plan, std::string* not_applicable) {
   if (contract.reference.kind == Reference::Kind::kAlgebraic && obligation::is_property_name(contract.reference.name)) {
     const std::string& name = contract.reference.name;
     const obligation::Property* property = obligation::find_property(name);
@@ -378,7 +375,7 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
     }
     if (!property->applies_to(decl.op)) {
       *not_applicable = "property " + name + " is not defined for op " + decl.op;
-      return plan;
+      return ok_status();
     }
     if (contract.post.kind != Postcondition::Kind::kElementwiseClose)
       return invalid_argument("reference algebraic " + name +
@@ -390,9 +387,14 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
     plan.metric_name = "property_ratio";
   }
 
-  // Configs: the product of every axis, for each precision.
-  // Every config carries every op parameter (defaults included), so a repro
-  // line is complete even if a default changes later.
+  return ok_status();
+}
+
+/// The configs: the product of every axis, for each precision (only the one
+/// --config names, if any). Every config carries every op parameter (defaults
+/// included), so a repro line is complete even if a default changes later.
+Result<std::vector<Config>> plan_configs(const Declaration& decl, const Op& op, const std::vector<DType>& dtypes,
+                                         const Axes& axes, const CheckRequest& request) {
   std::vector<Config> configs;
   for (DType t : dtypes) {
     Config c;
@@ -421,7 +423,54 @@ Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const 
     if (keep.empty()) keep.push_back(only);  // a repro may name a config outside the plan
     configs = keep;
   }
-  plan.configs = std::move(configs);
+  return configs;
+}
+
+}  // namespace
+
+Result<Plan> make_plan(const Contract& contract, const Declaration& decl, const CheckRequest& request,
+                       std::string* not_applicable) {
+  Plan plan;
+  not_applicable->clear();
+
+  // Scope: the impl's op must be one the scope names.
+  std::vector<std::string> scope_ops;
+  for (const auto& s : contract.scope)
+    for (const auto& o : ops_for_scope(s)) scope_ops.push_back(o);
+  if (!contains(scope_ops, decl.op)) {
+    *not_applicable = "impl op '" + decl.op + "' is outside scope {" + join(contract.scope, ", ") + "}";
+    return plan;
+  }
+  plan.op = builtin_ops().find(decl.op);
+  if (!plan.op) return unimplemented("op '" + decl.op + "' is not registered in this kc build");
+  const Op& op = *plan.op;
+
+  std::vector<DType> dtypes = decl.dtypes;
+  Axes axes;
+  KC_RETURN_IF_ERROR(plan_preconditions(contract, decl, op, scope_ops, plan, &dtypes, &axes, not_applicable));
+  if (!not_applicable->empty()) return plan;
+  if (dtypes.empty()) {
+    *not_applicable = "no precision both required by the contract and supported by " + decl.name;
+    return plan;
+  }
+  KC_RETURN_IF_ERROR(plan_protocol(contract, decl, op, request, plan, &axes, not_applicable));
+  if (!not_applicable->empty()) return plan;
+
+  // `ref(A, B, ...)`: the reference applied to those inputs, which must be the
+  // op's inputs (the oracle reads every input of the call).
+  for (const auto& name : contract.post.ref_args) {
+    bool input = false;
+    for (const auto& t : op.signature()) input = input || (t.name == name && t.role != Role::kOut);
+    if (!input)
+      return invalid_argument("post: ref(" + join(contract.post.ref_args, ", ") + "): '" + name +
+                              "' is not an input tensor of op " + decl.op);
+  }
+
+  KC_RETURN_IF_ERROR(plan_judgement(contract, decl, plan, not_applicable));
+  if (!not_applicable->empty()) return plan;
+  KC_RETURN_IF_ERROR(plan_property(contract, decl, plan, not_applicable));
+  if (!not_applicable->empty()) return plan;
+  KC_ASSIGN_OR_RETURN(plan.configs, plan_configs(decl, op, dtypes, axes, request));
   return plan;
 }
 

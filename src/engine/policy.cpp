@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "kc/metrics.h"
+#include "kc/ops/elementwise.h"
 #include "kc/signature.h"
 #include "kc/vocabulary.h"
-#include "ops/elementwise/elementwise.h"
 
 namespace kc::engine {
 

@@ -1,12 +1,12 @@
 // Resuming a run: the run state file and reading the interrupted run's records back.
-#include "engine/resume.h"
+#include "kc/resume.h"
 
 #include <algorithm>
 #include <filesystem>
 
+#include "kc/json_writer.h"
 #include "kc/report.h"
-#include "report/common.h"
-#include "report/json_writer.h"
+#include "kc/report_common.h"
 #include "report/yaml_read.h"
 
 namespace kc::engine {

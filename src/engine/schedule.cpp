@@ -9,10 +9,10 @@
 #include <thread>
 #include <vector>
 
-#include "engine/plan.h"
 #include "kc/engine.h"
 #include "kc/isolate.h"
 #include "kc/message.h"
+#include "kc/plan.h"
 #include "kc/signature.h"
 
 namespace kc::engine {

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "kc/engine.h"
-#include "backends/opencl/opencl_backend.h"
 
 namespace kc::engine {
 namespace {

@@ -1186,159 +1186,96 @@ Outcome Worker::run(Call& call) {
   return o;
 }
 
-Outcome Worker::run_once(Call& call) {
-  if (!isolated_) {
-    Outcome o;
-    // The kernel runs on kc's thread. It starts from the default FP
-    // environment (as on a worker's fresh thread), and whatever it leaves (FTZ,
-    // DAZ, a rounding mode) ends with the scope: kc's arithmetic stays kc's.
-    const FpEnvScope fp_env;
-    // Tensors the call places off kc's default alignment (misalign_<tensor>).
-    const PlacedTensors placed(call);
-    if (!placed.status().ok()) {
-      o.status = placed.status();
-      return o;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    memcheck::mark_kernel_begin();  // under valgrind: the window its errors are counted in
-    take_selected_path();  // a report left by an earlier, failed call is not this call's
-    o.status = impl_.run(call);
-    memcheck::mark_kernel_end();
-    {
-      SelectedPath selected = take_selected_path();
-      o.path = std::move(selected.path);
-      o.path_reason = std::move(selected.reason);
-    }
-    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (std::string left; fp_env_note_.empty() && fp_env_changed(&left))
-      fp_env_note_ = "the kernel left the floating-point environment changed (" + left +
-                     "); kc restored its own after the call";
+namespace {
+
+/// A call on kc's own thread (--isolate none, or an impl that cannot leave
+/// kc's process): the kernel's time, the path it reported, and a note when it
+/// left the floating-point environment changed (the first time only).
+Outcome run_in_process(const Impl& impl, Call& call, std::string* fp_env_note) {
+  Outcome o;
+  // The kernel runs on kc's thread. It starts from the default FP
+  // environment (as on a worker's fresh thread), and whatever it leaves (FTZ,
+  // DAZ, a rounding mode) ends with the scope: kc's arithmetic stays kc's.
+  const FpEnvScope fp_env;
+  // Tensors the call places off kc's default alignment (misalign_<tensor>).
+  const PlacedTensors placed(call);
+  if (!placed.status().ok()) {
+    o.status = placed.status();
     return o;
   }
-  if (!device_runtime_.empty() && runtime_started(device_runtime_)) {
-    return failed(StatusCode::kUnavailable,
-                  device_runtime_ + " was started in kc's process (the " + device_runtime_ +
-                      " backend's impls ran there), so a worker forked now cannot use it: check " +
-                      impl_.declaration().name + " in a kc run without the " + device_runtime_ +
-                      " backend's impls (--impl, or kc vet)",
-                  {sig::kWorkerFailed, {}});
+  const auto t0 = std::chrono::steady_clock::now();
+  memcheck::mark_kernel_begin();  // under valgrind: the window its errors are counted in
+  take_selected_path();           // a report left by an earlier, failed call is not this call's
+  o.status = impl.run(call);
+  memcheck::mark_kernel_end();
+  {
+    SelectedPath selected = take_selected_path();
+    o.path = std::move(selected.path);
+    o.path_reason = std::move(selected.reason);
   }
-  if (Status s = prepare(call); !s.ok())
-    return failed(s.code(), "cannot start a worker: " + s.message(), {sig::kWorkerFailed, {}});
-  Child& c = *child_;
-  for (std::size_t i = 0; i < call.tensors.size(); ++i)
-    if (c.sizes[i]) std::memcpy(c.transfer + c.offsets[i], call.tensors[i].raw(), c.sizes[i]);
-  enum class End { kDone, kDied, kTimeout, kMemory } end = End::kDied;
-  // A write after the previous call returned ended the worker in between: this call reports it.
-  const bool late_before = c.block->fault == Fault::kLateWrite;
-  if (!late_before) std::memset(c.block, 0, kPerCallBytes);
-  std::int64_t rss_seen = 0;
-  std::int64_t budget_bytes = 0;
-  const std::int64_t oom_kills_before = detail::cgroup_oom_kills(&budget_bytes);
-  const char req = 'R';
-  if (!late_before && send(c.sock, &req, 1, MSG_NOSIGNAL) == 1) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits_.timeout_s);
-    for (;;) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) {
-        end = End::kTimeout;
-        break;
-      }
-      // Wake at least every 20 ms to watch the worker's memory.
-      const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-      pollfd p[2] = {{c.sock, POLLIN, 0}, {c.out, POLLIN, 0}};
-      const int pr = poll(p, c.out >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left_ms, 20)));
-      if (pr < 0 && errno != EINTR) break;
-      if (pr > 0 && p[1].revents) {
-        c.drain();
-        // Every writer gone (the worker is ending): stop watching the pipe.
-        if ((p[1].revents & (POLLHUP | POLLERR)) && !(p[1].revents & POLLIN)) {
-          close(c.out);
-          c.out = -1;
-        }
-      }
-      if (pr > 0 && p[0].revents) {
-        char reply = 0;
-        const ssize_t n = recv(c.sock, &reply, 1, MSG_DONTWAIT);
-        if (n == 1) {
-          end = End::kDone;
-          break;
-        }
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;  // died
-        continue;
-      }
-      if (limits_.memory_bytes > 0) {
-        rss_seen = statm_bytes(c.kernel_pid(), 1);
-        if (rss_seen > 0 && rss_seen - c.rss_baseline > limits_.memory_bytes) {
-          end = End::kMemory;
-          break;
-        }
-      }
-      if (waitpid(c.pid, &c.wait_status, WNOHANG) == c.pid) {
-        c.reaped = true;
-        break;
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (std::string left; fp_env_note->empty() && fp_env_changed(&left))
+    *fp_env_note =
+        "the kernel left the floating-point environment changed (" + left + "); kc restored its own after the call";
+  return o;
+}
+
+/// How a call to a worker ended.
+enum class End { kDone, kDied, kTimeout, kMemory };
+
+/// Waits for the worker's reply to a call, until the time limit, draining
+/// what the kernel prints and watching its resident memory (*rss_seen: the
+/// last reading) every 20 ms.
+End await_reply(Worker::Child& c, const Limits& limits, std::int64_t* rss_seen) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits.timeout_s);
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return End::kTimeout;
+    // Wake at least every 20 ms to watch the worker's memory.
+    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    pollfd p[2] = {{c.sock, POLLIN, 0}, {c.out, POLLIN, 0}};
+    const int pr = poll(p, c.out >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left_ms, 20)));
+    if (pr < 0 && errno != EINTR) return End::kDied;
+    if (pr > 0 && p[1].revents) {
+      c.drain();
+      // Every writer gone (the worker is ending): stop watching the pipe.
+      if ((p[1].revents & (POLLHUP | POLLERR)) && !(p[1].revents & POLLIN)) {
+        close(c.out);
+        c.out = -1;
       }
     }
-  }
-
-  c.drain();
-  if (end == End::kDone) {
-    if (!c.sandbox_seen) {
-      c.sandbox_seen = true;
-      const detail::SandboxProfile& profile = detail::sandbox_profile(runtime_traits(impl_.declaration()).sandbox);
-      const std::string missing =
-          detail::describe_missing(detail::wanted_bits(profile), c.block->sandbox_bits);
-      if (!missing.empty()) {
-        c.block->sandbox_why[sizeof c.block->sandbox_why - 1] = '\0';
-        const std::string why = c.block->sandbox_why;
-        sandbox_note_ = "worker sandbox weaker than the '" + std::string(profile.name) + "' profile: " + missing +
-                        (why.empty() ? "" : " (" + why + ")");
-        say_once(sandbox_note_ + "; see docs/isolation.md");  // each distinct shortfall once
-      }
+    if (pr > 0 && p[0].revents) {
+      char reply = 0;
+      const ssize_t n = recv(c.sock, &reply, 1, MSG_DONTWAIT);
+      if (n == 1) return End::kDone;
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return End::kDied;
+      continue;
     }
-    // Without a PID namespace, what the kernel forked is ended here.
-    if (!(c.block->sandbox_bits & detail::kPidNs)) sweep_process_group(c.pid);
-    for (std::size_t i = 0; i < call.tensors.size(); ++i)
-      if (c.sizes[i]) std::memcpy(call.tensors[i].raw(), c.transfer + c.offsets[i], c.sizes[i]);
-    Outcome o;
-    const auto code = c.block->status_code;
-    const bool known = code >= 0 && code <= static_cast<std::int32_t>(StatusCode::kInternal);
-    c.block->message[sizeof c.block->message - 1] = '\0';
-    o.status = code == 0 ? ok_status()
-                         : Status(known ? static_cast<StatusCode>(code) : StatusCode::kInternal, c.block->message);
-    o.seconds = c.block->seconds;
-    c.block->path[sizeof c.block->path - 1] = '\0';
-    c.block->path_reason[sizeof c.block->path_reason - 1] = '\0';
-    o.path = c.block->path;
-    o.path_reason = c.block->path_reason;
-    return o;
-  }
-
-  // The worker is gone or must go. A worker that died is reaped (briefly
-  // waited for: its socket closes just before it exits); one that must go, or
-  // that closed its socket and kept running, is killed with its process group.
-  if (end == End::kDied) {
-    for (int i = 0; i < 500 && !c.reaped; ++i) {
-      if (waitpid(c.pid, &c.wait_status, WNOHANG) == c.pid) c.reaped = true;
-      else usleep(1000);
+    if (limits.memory_bytes > 0) {
+      *rss_seen = statm_bytes(c.kernel_pid(), 1);
+      if (*rss_seen > 0 && *rss_seen - c.rss_baseline > limits.memory_bytes) return End::kMemory;
+    }
+    if (waitpid(c.pid, &c.wait_status, WNOHANG) == c.pid) {
+      c.reaped = true;
+      return End::kDied;
     }
   }
-  c.kill_now();
-  const SharedBlock blk = *c.block;
-  const int ws = c.wait_status;
-  const std::vector<std::string> names = c.names;
-  const std::int64_t rss_growth = rss_seen - c.rss_baseline;
-  child_->stop(0);
-  child_.reset();
+}
 
+/// Why a call whose worker did not reply ended: the time or memory limit,
+/// the fault the worker recorded (guard page, canary, late write...), or how
+/// the process ended (signal, OOM kill, exit).
+Outcome explain_end(End end, const SharedBlock& blk, int ws, const std::vector<std::string>& names,
+                    std::int64_t rss_growth, bool late_before, std::int64_t oom_kills_before, std::int64_t budget_bytes,
+                    const Limits& limits) {
   auto tensor_name = [&](std::int32_t i) {
     return i >= 0 && static_cast<std::size_t>(i) < names.size() ? names[i] : std::string("?");
   };
-  const std::string mem = format_bytes(limits_.memory_bytes);
+  const std::string mem = format_bytes(limits.memory_bytes);
   if (end == End::kTimeout) {
     return failed(StatusCode::kDeadlineExceeded,
-                  "no result after " + fmt_seconds(limits_.timeout_s) + "; the worker was killed",
-                  {sig::kTimeout, {fmt_seconds(limits_.timeout_s)}});
+                  "no result after " + fmt_seconds(limits.timeout_s) + "; the worker was killed",
+                  {sig::kTimeout, {fmt_seconds(limits.timeout_s)}});
   }
   if (end == End::kMemory) {
     return failed(StatusCode::kResourceExhausted,
@@ -1423,6 +1360,87 @@ Outcome Worker::run_once(Call& call) {
                   {sig::kCrash, {"exit " + std::to_string(code)}});
   }
   return failed(StatusCode::kCrashed, "the worker ended without a result", {sig::kCrash, {"unknown"}});
+}
+
+}  // namespace
+
+Outcome Worker::run_once(Call& call) {
+  if (!isolated_) return run_in_process(impl_, call, &fp_env_note_);
+  if (!device_runtime_.empty() && runtime_started(device_runtime_)) {
+    return failed(StatusCode::kUnavailable,
+                  device_runtime_ + " was started in kc's process (the " + device_runtime_ +
+                      " backend's impls ran there), so a worker forked now cannot use it: check " +
+                      impl_.declaration().name + " in a kc run without the " + device_runtime_ +
+                      " backend's impls (--impl, or kc vet)",
+                  {sig::kWorkerFailed, {}});
+  }
+  if (Status s = prepare(call); !s.ok())
+    return failed(s.code(), "cannot start a worker: " + s.message(), {sig::kWorkerFailed, {}});
+  Child& c = *child_;
+  for (std::size_t i = 0; i < call.tensors.size(); ++i)
+    if (c.sizes[i]) std::memcpy(c.transfer + c.offsets[i], call.tensors[i].raw(), c.sizes[i]);
+  End end = End::kDied;
+  // A write after the previous call returned ended the worker in between: this call reports it.
+  const bool late_before = c.block->fault == Fault::kLateWrite;
+  if (!late_before) std::memset(c.block, 0, kPerCallBytes);
+  std::int64_t rss_seen = 0;
+  std::int64_t budget_bytes = 0;
+  const std::int64_t oom_kills_before = detail::cgroup_oom_kills(&budget_bytes);
+  const char req = 'R';
+  if (!late_before && send(c.sock, &req, 1, MSG_NOSIGNAL) == 1) end = await_reply(c, limits_, &rss_seen);
+
+  c.drain();
+  if (end == End::kDone) {
+    if (!c.sandbox_seen) {
+      c.sandbox_seen = true;
+      const detail::SandboxProfile& profile = detail::sandbox_profile(runtime_traits(impl_.declaration()).sandbox);
+      const std::string missing = detail::describe_missing(detail::wanted_bits(profile), c.block->sandbox_bits);
+      if (!missing.empty()) {
+        c.block->sandbox_why[sizeof c.block->sandbox_why - 1] = '\0';
+        const std::string why = c.block->sandbox_why;
+        sandbox_note_ = "worker sandbox weaker than the '" + std::string(profile.name) + "' profile: " + missing +
+                        (why.empty() ? "" : " (" + why + ")");
+        say_once(sandbox_note_ + "; see docs/isolation.md");  // each distinct shortfall once
+      }
+    }
+    // Without a PID namespace, what the kernel forked is ended here.
+    if (!(c.block->sandbox_bits & detail::kPidNs)) sweep_process_group(c.pid);
+    for (std::size_t i = 0; i < call.tensors.size(); ++i)
+      if (c.sizes[i]) std::memcpy(call.tensors[i].raw(), c.transfer + c.offsets[i], c.sizes[i]);
+    Outcome o;
+    const auto code = c.block->status_code;
+    const bool known = code >= 0 && code <= static_cast<std::int32_t>(StatusCode::kInternal);
+    c.block->message[sizeof c.block->message - 1] = '\0';
+    o.status = code == 0 ? ok_status()
+                         : Status(known ? static_cast<StatusCode>(code) : StatusCode::kInternal, c.block->message);
+    o.seconds = c.block->seconds;
+    c.block->path[sizeof c.block->path - 1] = '\0';
+    c.block->path_reason[sizeof c.block->path_reason - 1] = '\0';
+    o.path = c.block->path;
+    o.path_reason = c.block->path_reason;
+    return o;
+  }
+
+  // The worker is gone or must go. A worker that died is reaped (briefly
+  // waited for: its socket closes just before it exits); one that must go, or
+  // that closed its socket and kept running, is killed with its process group.
+  if (end == End::kDied) {
+    for (int i = 0; i < 500 && !c.reaped; ++i) {
+      if (waitpid(c.pid, &c.wait_status, WNOHANG) == c.pid)
+        c.reaped = true;
+      else
+        usleep(1000);
+    }
+  }
+  c.kill_now();
+  const SharedBlock blk = *c.block;
+  const int ws = c.wait_status;
+  const std::vector<std::string> names = c.names;
+  const std::int64_t rss_growth = rss_seen - c.rss_baseline;
+  child_->stop(0);
+  child_.reset();
+
+  return explain_end(end, blk, ws, names, rss_growth, late_before, oom_kills_before, budget_bytes, limits_);
 }
 
 }  // namespace kc::isolate

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "report/json_writer.h"
+#include "kc/json_writer.h"
 
 namespace kc::ladder::detail {
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "report/json_writer.h"
+#include "kc/json_writer.h"
 
 namespace kc::graph {
 

@@ -8,13 +8,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/plan.h"
-#include "engine/resume.h"
+#include "kc/json_writer.h"
+#include "kc/plan.h"
+#include "kc/report.h"
+#include "kc/report_common.h"
+#include "kc/resume.h"
 #include "kc/shard.h"
 #include "ladder/evidence.h"
-#include "kc/report.h"
-#include "report/common.h"
-#include "report/json_writer.h"
 
 namespace kc::ladder {
 

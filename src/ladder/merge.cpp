@@ -8,12 +8,12 @@
 #include <map>
 #include <tuple>
 
+#include "kc/json_writer.h"
 #include "kc/ladder.h"
 #include "kc/report.h"
+#include "kc/report_common.h"
 #include "kc/shard.h"
 #include "ladder/evidence.h"
-#include "report/common.h"
-#include "report/json_writer.h"
 
 namespace kc::ladder {
 

@@ -15,11 +15,11 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/plan.h"
+#include "kc/json_writer.h"
 #include "kc/ladder.h"
+#include "kc/plan.h"
+#include "kc/report_common.h"
 #include "ladder/domain.h"
-#include "report/common.h"
-#include "report/json_writer.h"
 
 namespace kc::ladder {
 

@@ -1417,11 +1417,10 @@ std::string print_tol_value(const Expr& e) { return print_expr(e); }
 
 }  // namespace
 
-/// Why the engine cannot enforce `compute failing_fraction METRIC; pass if <=
-/// p` as the contract states it (empty when it can): the fraction is counted
-/// over a config's random samples, per sample from an oracle comparison of the
-/// outputs, so it needs the sample protocol, a post that compares outputs and
-/// an allowed fraction in [0, 1].
+}  // namespace kc::lang::detail
+
+namespace kc::lang {
+
 std::string sample_fraction_gap(const Contract& c) {
   const Protocol& m = c.measure;
   if (!m.aggregate || m.aggregate->stat != "failing_fraction") return {};
@@ -1443,6 +1442,10 @@ std::string sample_fraction_gap(const Contract& c) {
            "tolerance per sample";
   return {};
 }
+
+}  // namespace kc::lang
+
+namespace kc::lang::detail {
 
 void check_cross_clauses(Contract* c) {
   if (!c->measure_info.present || !c->measure_info.gap.empty()) return;

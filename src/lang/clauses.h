@@ -28,8 +28,6 @@ void parse_clause(std::string_view keyword, const Span& body, Contract* c, Diags
 /// (measure's failing_fraction on post and reference) gets its gap when the
 /// engine cannot enforce it as written, so lint and the engine agree.
 void check_cross_clauses(Contract* c);
-/// Why `compute failing_fraction` cannot be enforced in this contract (empty: it can).
-std::string sample_fraction_gap(const Contract& c);
 /// Parses a meta line body (title "...", version 1.2, class precision).
 void parse_meta(std::string_view keyword, const Span& body, Contract* c, Diags& d);
 

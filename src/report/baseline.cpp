@@ -9,7 +9,7 @@
 
 #include "kc/diff.h"
 #include "kc/exit_code.h"
-#include "report/json_writer.h"
+#include "kc/json_writer.h"
 #include "report/yaml_read.h"
 
 namespace kc::report {

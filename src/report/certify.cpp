@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <map>
 
+#include "kc/json_writer.h"
 #include "kc/merge.h"
 #include "kc/report.h"
-#include "report/common.h"
-#include "report/json_writer.h"
+#include "kc/report_common.h"
 
 namespace kc::report {
 

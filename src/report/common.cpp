@@ -1,5 +1,3 @@
-#include "report/common.h"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,6 +9,8 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+
+#include "kc/report_common.h"
 
 namespace kc::report {
 

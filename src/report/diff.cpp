@@ -1,5 +1,7 @@
 // kc — `kc diff OLD NEW`: two run records compared contract x impl by
 // contract x impl (kc/diff.h, docs/diff.md).
+#include "kc/diff.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,9 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "kc/diff.h"
-#include "report/common.h"
-#include "report/json_writer.h"
+#include "kc/json_writer.h"
+#include "kc/report_common.h"
 #include "report/stats.h"
 
 namespace kc::report {

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "kc/report.h"
-#include "report/common.h"
+#include "kc/report_common.h"
 
 namespace kc::report {
 

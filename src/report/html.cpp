@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "kc/report.h"
-#include "report/common.h"
+#include "kc/report_common.h"
 #include "report/html_assets.h"
 #include "report/html_page.h"
 

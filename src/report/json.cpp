@@ -1,7 +1,7 @@
 // case_json and render_json: the JSON forms of verdict records (schemas/report.schema.json).
+#include "kc/json_writer.h"
 #include "kc/report.h"
-#include "report/common.h"
-#include "report/json_writer.h"
+#include "kc/report_common.h"
 
 namespace kc::report {
 

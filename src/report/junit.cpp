@@ -4,8 +4,8 @@
 #include <set>
 
 #include "kc/report.h"
+#include "kc/report_common.h"
 #include "kc_commit.h"
-#include "report/common.h"
 
 namespace kc::report {
 

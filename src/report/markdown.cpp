@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "kc/report.h"
-#include "report/common.h"
+#include "kc/report_common.h"
 
 namespace kc::report {
 

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "kc/json_writer.h"
+#include "kc/report_common.h"
 #include "kc_commit.h"
-#include "report/common.h"
-#include "report/json_writer.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>

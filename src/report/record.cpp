@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "kc/diff.h"
-#include "report/common.h"
-#include "report/json_writer.h"
+#include "kc/json_writer.h"
+#include "kc/report_common.h"
 #include "report/yaml_read.h"
 
 namespace kc::report {

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "kc/json_writer.h"
 #include "kc/report.h"
-#include "report/json_writer.h"
 #include "report/yaml_read.h"
 
 #ifdef KC_HAVE_SODIUM

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "kc/report.h"
-#include "report/common.h"
+#include "kc/report_common.h"
 
 namespace kc::report {
 

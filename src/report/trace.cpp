@@ -19,7 +19,7 @@
 #include <string>
 
 #include "kc/report.h"
-#include "report/common.h"
+#include "kc/report_common.h"
 
 namespace kc::report {
 

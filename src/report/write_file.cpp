@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "kc/report.h"
-#include "report/common.h"
+#include "kc/report_common.h"
 
 namespace kc::report {
 

@@ -7,6 +7,8 @@
 // (ops::attention_row, O(seq head_dim)) and every element of it is judged
 // against the bound the full check would apply to that element, so a sampled
 // row gets the full check's verdict and ratios, bit for bit.
+#include "kc/ops/attention.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,7 +22,6 @@
 #include "kc/bound.h"
 #include "kc/rng.h"
 #include "kc/verify.h"
-#include "ops/attention/attention.h"
 
 namespace kc::verify {
 

@@ -71,6 +71,12 @@ constexpr CommandInfo kCommands[] = {
      ".sig, certificate.html): suite content hash, contract hashes, impls with\n"
      "library versions, grades, machine profiles, the trace's last hash;\n"
      "`kc certify verify certificate.json --key KEY.pub` checks it"},
+    {"latency", "IMPL --inside \"K=V ...\" --outside \"K=V ...\"",
+     "time IMPL on a call just inside a capability boundary and one just\n"
+     "outside, each in its own worker with a control, interleaved, per unit of\n"
+     "work; infer a path change where every block shows a jump beyond the\n"
+     "measured noise (docs/capability.md); exit 1 when one shows where the\n"
+     "declaration names one path for both calls"},
     {"merge", "DIR... --out DIR",
      "put the run directories of one plan's shards (--shard) back together:\n"
      "one matrix, grade, report set, record and trace, in the unsharded run's\n"
@@ -94,9 +100,9 @@ constexpr FlagInfo kFlags[] = {
     {"--backend", "", "GLOB", "check, grade, calibrate", "check grade calibrate vet ladder", false,
      "load and run only the backends whose name matches (repeatable); the\n"
      "others are never probed, so their libraries stay out of kc"},
-    {"--plugin", "", "LIB.so", "check, grade, calibrate", "check grade calibrate vet ladder list backends", false,
+    {"--plugin", "", "LIB.so", "check, grade, calibrate", "check grade calibrate vet ladder list backends latency", false,
      "load a plugin library through the kc_plugin.h C ABI (repeatable)"},
-    {"--library", "", "NAME=PATH", "check, grade, calibrate", "check grade calibrate vet ladder list backends", false,
+    {"--library", "", "NAME=PATH", "check, grade, calibrate", "check grade calibrate vet ladder list backends latency", false,
      "(openblas | blis | refblas) load this build of the library instead of\n"
      "the installed one; NAME@LABEL=PATH loads it beside the installed one as\n"
      "backend NAME@LABEL (impls NAME@LABEL.sgemm, ...): two builds, one run"},
@@ -128,14 +134,14 @@ constexpr FlagInfo kFlags[] = {
      "(check, grade) when stderr is not a terminal (a CI log), a line every S\n"
      "seconds: cases done of planned and an estimate of the time left\n"
      "(default 30; 0: none). On a terminal one line is updated per case"},
-    {"--isolate", "", "MODE", "check, grade, calibrate", "check grade calibrate vet ladder", false,
+    {"--isolate", "", "MODE", "check, grade, calibrate", "check grade calibrate vet ladder latency", false,
      "process (default): each impl runs in a worker process on guarded\n"
      "buffers, so a crash, hang, memory blow-up or out-of-bounds write\n"
      "becomes an error verdict; none: in kc's process, for debugging;\n"
      "valgrind (kc check): as process, then each judged case again in a kc\n"
      "process under valgrind memcheck, whose errors during a kernel call\n"
      "(inside the library's own buffers too) make it an error, MEMCHECK(...)"},
-    {"--timeout", "", "SECONDS", "check, grade, calibrate", "check grade calibrate vet ladder", false,
+    {"--timeout", "", "SECONDS", "check, grade, calibrate", "check grade calibrate vet ladder latency", false,
      "wall-clock limit per kernel call in a worker (default 60)"},
     {"--memory-limit", "", "SIZE", "check, grade, calibrate", "check grade calibrate vet ladder", false,
      "memory a worker may add per impl, e.g. 512M, 4G (default 4G)"},
@@ -236,6 +242,10 @@ constexpr FlagInfo kFlags[] = {
      "(retest-plan) the new version's release notes"},
     {"--key", "", "PUB", "other commands", "verify-trace certify", true,
      "(verify-trace, certify verify) the signer's public key (FILE.pub of kc keygen)"},
+    {"--inside", "", "\"K=V ...\"", "other commands", "latency", true,
+     "(latency) the call inside the boundary: its config, as in --config"},
+    {"--outside", "", "\"K=V ...\"", "other commands", "latency", true,
+     "(latency) the call just outside it"},
     {"--dir", "", "DIR", "other commands", "status", false,
      "(status) the ladder's --out directory (default kc-report)"},
 };

@@ -26,11 +26,13 @@
 #include "kc/graph.h"
 #include "kc/ladder.h"
 #include "kc/lang.h"
+#include "kc/latency_jump.h"
 #include "kc/lint.h"
 #include "kc/memcheck.h"
 #include "kc/message.h"
 #include "kc/merge.h"
 #include "kc/obligation.h"
+#include "kc/plan.h"
 #include "kc/op.h"
 #include "kc/oracle_options.h"
 #include "kc/oracles.h"
@@ -86,6 +88,7 @@ struct Args {
   std::string dir;
   std::string from, notes;  ///< retest-plan (--to is its new version)
   std::string pin;          ///< ladder --pin FILE
+  std::string inside, outside;  ///< latency --inside / --outside configs
   std::string shard;        ///< --shard I/N | auto
   std::string sign_key;     ///< --sign-key FILE (a secret key from kc keygen)
   std::string key;          ///< --key FILE (a public key: verify-trace, certify verify)
@@ -168,6 +171,10 @@ int parse_args(int argc, char** argv, Args* a) {
       if (!value(&a->pin)) return usage_error("--pin needs a file for the regression contracts");
     } else if (s == "--from") {
       if (!value(&a->from)) return usage_error("--from needs a version");
+    } else if (s == "--inside") {
+      if (!value(&a->inside)) return usage_error("--inside needs a config (\"K=V ...\", as in --config)");
+    } else if (s == "--outside") {
+      if (!value(&a->outside)) return usage_error("--outside needs a config (\"K=V ...\", as in --config)");
     } else if (s == "--notes") {
       if (!value(&a->notes)) return usage_error("--notes needs a file");
     } else if (s == "--backend") {
@@ -1026,6 +1033,58 @@ int cmd_backends(const Args& a) {
   return kExitOk;
 }
 
+/// One side of `kc latency`'s comparison, as a line.
+std::string latency_side_line(const char* label, const kc::engine::LatencySide& side) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "  %-8s median %.3g x floor (IQR %.3g-%.3g)  path %s  ", label, side.median, side.q1,
+                side.q3, side.path.empty() ? "(not reported)" : side.path.c_str());
+  return buf + side.config + "\n";
+}
+
+int cmd_latency(const Args& a) {
+  if (a.positional.size() != 1 || a.inside.empty() || a.outside.empty())
+    return usage_error("latency needs IMPL --inside \"K=V ...\" --outside \"K=V ...\"");
+  auto inside = kc::engine::parse_config(a.inside);
+  if (!inside.ok()) return usage_error("--inside: " + inside.status().message());
+  auto outside = kc::engine::parse_config(a.outside);
+  if (!outside.ok()) return usage_error("--outside: " + outside.status().message());
+  kc::BackendRegistry reg;
+  kc::BackendOptions opt;
+  opt.plugin_paths = a.request.plugin_paths;
+  opt.libraries = a.request.libraries;
+  if (auto s = kc::register_builtin_backends(reg, opt); !s.ok()) {
+    std::cerr << "kc: " << s.to_string() << "\n";
+    return kExitInternal;
+  }
+  const std::string& name = a.positional[0];
+  const std::shared_ptr<const kc::Impl> impl = reg.find_impl(name);
+  if (!impl) {
+    std::vector<std::string> names;
+    for (const auto& i : reg.impls()) names.push_back(i->declaration().name);
+    const std::string near = kc::lang::nearest_word(name, names);
+    return usage_error("no impl '" + name + "' is available here" + (near.empty() ? "" : " — did you mean '" + near + "'?") +
+                       " (kc list impls)");
+  }
+  kc::engine::LatencyProbe probe;
+  probe.mode = a.request.isolation;
+  probe.limits = a.request.limits;
+  auto j = kc::engine::latency_jump(*impl, *inside, *outside, probe);
+  if (!j.ok()) {
+    std::cerr << "kc: latency: " << j.status().message() << "\n";
+    return j.status().code() == kc::StatusCode::kInternal ? kExitInternal : kExitUsage;
+  }
+  std::cout << "kc latency: " << name << " (" << impl->declaration().op << "), time per unit of work against the "
+            << "host's floor (" << j->inside.work_basis << " inside)\n"
+            << latency_side_line("inside", j->inside) << latency_side_line("outside", j->outside)
+            << latency_side_line("control", j->control) << "  " << j->note << "\n";
+  if (j->contradicts) {
+    std::cout << "  contradicts the declaration: " << name << " declares one path (path = "
+              << impl->declaration().get("path") << ") for both calls\n";
+    return kExitViolation;
+  }
+  return kExitOk;
+}
+
 int cmd_explain(const Args& a) {
   if (a.positional.empty()) return usage_error("explain needs a contract id");
   const std::string& id = a.positional[0];
@@ -1417,6 +1476,7 @@ int main(int argc, char** argv) {
   if (a.command == "merge") return cmd_merge(a);
   if (a.command == "keygen") return cmd_keygen(a);
   if (a.command == "certify") return cmd_certify(a);
+  if (a.command == "latency") return cmd_latency(a);
   std::vector<std::string> commands;
   for (const auto& c : kc::cli::commands()) commands.emplace_back(c.name);
   std::string near = kc::lang::nearest_word(a.command, commands);

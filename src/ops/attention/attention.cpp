@@ -11,7 +11,7 @@
 // scale defaults to 1/sqrt(head_dim). A NaN in q, k or v reaches every output
 // whose softmax row or weighted sum touches it (IEEE arithmetic, as in the
 // oracle: a NaN score makes its row's max and sum NaN).
-#include "ops/attention/attention.h"
+#include "kc/ops/attention.h"
 
 #include <algorithm>
 #include <cmath>

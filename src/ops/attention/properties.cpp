@@ -10,7 +10,7 @@
 #include <string>
 
 #include "kc/obligation.h"
-#include "ops/attention/attention.h"
+#include "kc/ops/attention.h"
 #include "ops/obligation_util.h"
 
 namespace kc::obligation {

@@ -20,7 +20,7 @@
 
 #include "kc/dtype.h"
 #include "kc/obligation.h"
-#include "ops/elementwise/elementwise.h"
+#include "kc/ops/elementwise.h"
 #include "ops/obligation_util.h"
 
 namespace kc::obligation {

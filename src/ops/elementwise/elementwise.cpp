@@ -5,7 +5,7 @@
 // of roundoff relative to the result: a ULP-style tolerance for kernels whose
 // error is a few rounding errors of the output. ULP tolerances use the oracle
 // directly (round-to-output, then ULP distance).
-#include "ops/elementwise/elementwise.h"
+#include "kc/ops/elementwise.h"
 
 #include <array>
 #include <cmath>

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "kc/obligation.h"
-#include "ops/elementwise/elementwise.h"
+#include "kc/ops/elementwise.h"
 
 namespace kc::obligation {
 namespace {

@@ -5,11 +5,11 @@
 // "Numerical behavior of NVIDIA tensor cores", PeerJ CS 2021; Hickmann and
 // Bradford on the same question for other units): values chosen so that each
 // candidate behaviour leaves a different, exactly predictable result.
-#include "ops/matmul/arithmetic.h"
-
 #include <algorithm>
 #include <cmath>
 #include <set>
+
+#include "kc/ops/matmul_arithmetic.h"
 
 namespace kc::ops {
 namespace {

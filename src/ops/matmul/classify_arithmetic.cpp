@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kc/ops/matmul_arithmetic.h"
 #include "kc/signature.h"
-#include "ops/matmul/arithmetic.h"
 #include "ops/matmul/classify.h"
 
 namespace kc::ops {

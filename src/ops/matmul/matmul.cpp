@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "kc/bound.h"
+#include "kc/ops/matmul_arithmetic.h"
 #include "ops/class_ops_util.h"
-#include "ops/matmul/arithmetic.h"
 #include "ops/matmul/classify.h"
 #include "ops/oracle_options.h"
 #include "ops/probe.h"

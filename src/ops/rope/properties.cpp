@@ -10,8 +10,8 @@
 #include <string>
 
 #include "kc/obligation.h"
+#include "kc/ops/rope.h"
 #include "ops/obligation_util.h"
-#include "ops/rope/rope.h"
 
 namespace kc::obligation {
 namespace {

@@ -6,7 +6,7 @@
 //   y[r, a] = x[r, a] cos t - x[r, b] sin t,  y[r, b] = x[r, a] sin t + x[r, b] cos t
 //   for every pair (a, b) = layout.pair(i), t = (offset + r) base^(-2i/dim)
 // (Su et al., RoFormer, eq. 34; the two pairings are the two layouts in use).
-#include "ops/rope/rope.h"
+#include "kc/ops/rope.h"
 
 #include <cmath>
 #include <string>

@@ -9,7 +9,7 @@
 
 #include "kc/dtype.h"
 #include "kc/obligation.h"
-#include "ops/elementwise/elementwise.h"
+#include "kc/ops/elementwise.h"
 #include "ops/obligation_util.h"
 #include "ops/swiglu/swiglu.h"
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <string>
 
+#include "kc/ops/elementwise.h"
 #include "ops/class_ops_util.h"
-#include "ops/elementwise/elementwise.h"
 
 namespace kc::ops {
 namespace {

@@ -1,5 +1,5 @@
 // kc — byte-level BPE (see bpe.h).
-#include "ops/tokenize/bpe.h"
+#include "kc/ops/bpe.h"
 
 #include <algorithm>
 #include <limits>

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "kc/ops/bpe.h"
 #include "ops/class_ops_util.h"
-#include "ops/tokenize/bpe.h"
 
 namespace kc::ops {
 namespace {

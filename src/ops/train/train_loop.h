@@ -24,7 +24,7 @@
 
 #include "kc/obligation.h"
 #include "kc/op.h"
-#include "ops/train/train_loop_math.h"
+#include "kc/ops/train_loop_math.h"
 
 namespace kc::ops {
 

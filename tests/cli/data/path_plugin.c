@@ -4,7 +4,11 @@
  *   pathdemo.sgemm_dispatch   dispatches as declared
  *   pathdemo.sgemm_misrouted  its dispatch test wants multiples of 32, so K = 16
  *                             and 48 silently take the scalar path
- * Both compute the same (right) product: only the reported path differs. */
+ * Both compute the same (right) product: only the reported path differs.
+ *   pathdemo.sgemm_silent_slow  declares one path for every shape and reports
+ *                             none, but where K is not a multiple of 16 it
+ *                             computes the product four times over (a slow
+ *                             fallback only its latency shows: kc latency) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +51,11 @@ static int32_t run(const kc_call* c, char* message, size_t message_size, void* u
     snprintf(message, message_size, "A, B, C shapes disagree");
     return KC_UNSUPPORTED;
   }
-  if (m % tile_multiple == 0 && n % tile_multiple == 0 && k % tile_multiple == 0) {
+  /* tile_multiple < 0: the silent slow kernel (no report, 4x the work off the tile). */
+  const int rounds = tile_multiple < 0 && k % 16 != 0 ? 4 : 1;
+  if (tile_multiple < 0) {
+    /* reports nothing */
+  } else if (m % tile_multiple == 0 && n % tile_multiple == 0 && k % tile_multiple == 0) {
     say_path(c, "tile16", "");
   } else {
     char why[128];
@@ -58,13 +66,19 @@ static int32_t run(const kc_call* c, char* message, size_t message_size, void* u
   const float* pa = (const float*)a->data;
   const float* pb = (const float*)b->data;
   float* pc = (float*)ct->data;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float acc = 0.0f;
-      for (int64_t p = 0; alpha != 0.0f && p < k; ++p) acc += pa[i * a->strides[0] + p] * pb[p * b->strides[0] + j];
-      float* cij = &pc[i * ct->strides[0] + j];
-      *cij = beta == 0.0f ? alpha * acc : alpha * acc + beta * *cij;
-    }
+  for (int r = 0; r < rounds; ++r)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float acc = 0.0f;
+        for (int64_t p = 0; alpha != 0.0f && p < k; ++p) acc += pa[i * a->strides[0] + p] * pb[p * b->strides[0] + j];
+        if (r + 1 < rounds) {
+          volatile float keep = acc; /* an earlier round's sum is computed, then dropped */
+          (void)keep;
+          continue;
+        }
+        float* cij = &pc[i * ct->strides[0] + j];
+        *cij = beta == 0.0f ? alpha * acc : alpha * acc + beta * *cij;
+      }
   return KC_OK;
 }
 
@@ -78,9 +92,11 @@ static const kc_impl_desc kImpls[] = {
     {"pathdemo.sgemm_misrouted", "matmul", "FP32", kDeclares,
      "dispatch test wants multiples of 32: multiples of 16 silently take the scalar path", run,
      (void*)(intptr_t)32},
+    {"pathdemo.sgemm_silent_slow", "matmul", "FP32", "accumulator = FP32, determinism = BITWISE, path = tile16",
+     "one declared path; off multiples of 16 in K, four times the work, unreported", run, (void*)(intptr_t)-1},
 };
 
-static const kc_plugin kPlugin = {KC_PLUGIN_ABI_VERSION, "pathdemo", "1.0", 2, kImpls};
+static const kc_plugin kPlugin = {KC_PLUGIN_ABI_VERSION, "pathdemo", "1.0", 3, kImpls};
 
 const kc_plugin* kc_plugin_init(uint32_t host_abi_version) {
   g_host_abi = host_abi_version;

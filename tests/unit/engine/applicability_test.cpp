@@ -7,9 +7,9 @@
 #include <string>
 
 #include "../../../backends/blas/blas_backend.h"
-#include "engine/plan.h"
 #include "kc/engine.h"
 #include "kc/lang.h"
+#include "kc/plan.h"
 
 namespace kc::engine {
 namespace {

@@ -14,9 +14,9 @@
 #include <set>
 #include <string>
 
-#include "engine/plan.h"
 #include "kc/engine.h"
 #include "kc/lang.h"
+#include "kc/plan.h"
 
 namespace kc::engine {
 namespace {

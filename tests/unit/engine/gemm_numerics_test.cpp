@@ -13,7 +13,7 @@
 #include "kc/calibrate.h"
 #include "kc/engine.h"
 #include "kc/op.h"
-#include "ops/matmul/arithmetic.h"
+#include "kc/ops/matmul_arithmetic.h"
 #include "ops/matmul/classify.h"
 #include "tests/unit/engine/trio.h"
 

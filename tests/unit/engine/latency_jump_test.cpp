@@ -1,5 +1,5 @@
 // A path change inferred from latency across a capability boundary
-// (engine/latency_jump.h): the decision on given samples, and the probe on
+// (kc/latency_jump.h): the decision on given samples, and the probe on
 // kernels whose path at the boundary is known (a fallback that does four
 // times the work; one and the same call on both sides).
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/latency_jump.h"
+#include "kc/latency_jump.h"
 #include "kc/backend.h"
 #include "kc/capability.h"
 

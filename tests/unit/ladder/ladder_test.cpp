@@ -1,6 +1,8 @@
 // The verification ladder: each rung on conforming ref kernels and on seeded
 // bugs it must catch (calibration/ladder.cpp), the shrunk counterexamples
 // asserted to be minimal, the evidence store and `kc status`.
+#include "kc/ladder.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,9 +11,8 @@
 #include <string>
 #include <tuple>
 
-#include "kc/ladder.h"
-#include "engine/plan.h"
 #include "engine/select.h"
+#include "kc/plan.h"
 #include "ladder/domain.h"
 
 namespace kc::ladder {

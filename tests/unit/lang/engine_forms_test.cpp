@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/case_run.h"
-#include "engine/plan.h"
 #include "kc/lang.h"
+#include "kc/plan.h"
 
 namespace kc::engine {
 namespace {

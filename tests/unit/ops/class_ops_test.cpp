@@ -1,5 +1,7 @@
 // Tests for the contract-class ops: oracles on hand cases, OOB policies,
 // simulated collectives and the training helper.
+#include "ops/class_ops.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,9 +9,8 @@
 #include <vector>
 
 #include "kc/op.h"
-#include "ops/class_ops.h"
+#include "kc/ops/elementwise.h"
 #include "ops/collective/collective.h"
-#include "ops/elementwise/elementwise.h"
 #include "ops/fused/fused.h"
 #include "ops/indexing/indexing.h"
 #include "ops/stats/stats.h"

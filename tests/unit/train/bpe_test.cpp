@@ -1,11 +1,12 @@
-// The byte-level BPE tokenizer (src/ops/tokenize/bpe.h).
+// The byte-level BPE tokenizer (include/kc/ops/bpe.h).
+#include "kc/ops/bpe.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
 #include "kc/rng.h"
-#include "ops/tokenize/bpe.h"
 
 namespace kc::tokenize {
 namespace {

@@ -1,4 +1,5 @@
-// kc — helpers shared by the report renderers (not a public header).
+// kc — the record-writing helpers the report renderers and the ladder share
+// (case, profile and timing JSON, verdict counts, widths and colours).
 #pragma once
 
 #include <array>
@@ -9,8 +10,8 @@
 #include <vector>
 
 #include "kc/engine.h"
+#include "kc/json_writer.h"
 #include "kc/profile.h"
-#include "report/json_writer.h"
 
 namespace kc::report {
 

@@ -1,4 +1,4 @@
-// kc — a small byte-level BPE tokenizer (issue #6, docs/transformer-training.md).
+// kc — a small byte-level BPE tokenizer (docs/transformer-training.md).
 //
 // Byte-level: the base vocabulary is the 256 bytes (ids 0..255), so every
 // byte string, valid UTF-8 or not, has an encoding; merge i makes id 256 + i.
