@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Suite throughput (issue 7): wall time of `kc calibrate contracts/classes` and
+# Suite throughput: wall time of `kc calibrate contracts/classes` and
 # `kc grade contracts` over the standard suite with one job and with all cores
 # (--jobs 0), side by side, in one run. Each command runs once per setting;
 # the machine's load average is printed before each, since a shared machine
@@ -39,7 +39,7 @@ for what in calibrate grade; do
   printf '%-34s %8.1f [%4s] %8.1f [%4s] %8.2fx\n' "$label" "$t1" "$l1" "$tn" "$ln" "$(echo "$t1 / $tn" | bc -l)"
   # Same verdicts either way (the C-ORD-02 bad impl's mismatch count is random by
   # design; the sample cache's hit counts depend on which cases ran side by side).
-  strip() { sed -E -e 's/\([0-9]+ of [0-9]+\)//g' -e '/^shared across impls:/d' "$1"; }
+  strip() { sed -E -e 's/\([0-9]+ of [0-9]+\)//g' -e '/^shared across impls:/d' -e '/^kc: progress:/d' "$1"; }
   if ! diff <(strip "$out/$what.1.txt") <(strip "$out/$what.0.txt") >/dev/null; then
     echo "  note: outputs of the two runs differ (see below)"
     diff <(strip "$out/$what.1.txt") <(strip "$out/$what.0.txt") | head -20

@@ -542,15 +542,21 @@ struct CoreType {
   const char* label;     ///< impl name part: openblas.sgemm_core_<label>
   const char* coretype;  ///< OPENBLAS_CORETYPE value; corename reads back the same, any case
   const char* isa;       ///< what the kernels need, for the description
+  /// The features checked before a copy is loaded: OpenBLAS 0.3.21 honours a
+  /// forced core type without checking the CPU (observed: SKYLAKEX on a CPU
+  /// without AVX-512 loads, and its sgemm dies of SIGILL).
+  std::vector<CpuFeature> needs;
 };
 
-constexpr CoreType kOpenBlasCoreTypes[] = {
-    {"prescott", "PRESCOTT", "SSE3 (the generic x86_64 kernels)"},
-    {"sandybridge", "SANDYBRIDGE", "AVX"},
-    {"haswell", "HASWELL", "AVX2 + FMA3"},
-    {"zen", "ZEN", "AVX2 + FMA3 (AMD Zen tuning)"},
-    {"skylakex", "SKYLAKEX", "AVX-512 F/CD/BW/DQ/VL"},
-    {"sapphirerapids", "SAPPHIRERAPIDS", "AVX-512 + AMX-BF16 / AVX512-FP16"},
+const CoreType kOpenBlasCoreTypes[] = {
+    {"prescott", "PRESCOTT", "SSE3 (the generic x86_64 kernels)", {CpuFeature::kSse3}},
+    {"sandybridge", "SANDYBRIDGE", "AVX", {CpuFeature::kAvx}},
+    {"haswell", "HASWELL", "AVX2 + FMA3", {CpuFeature::kAvx2, CpuFeature::kFma3}},
+    {"zen", "ZEN", "AVX2 + FMA3 (AMD Zen tuning)", {CpuFeature::kAvx2, CpuFeature::kFma3}},
+    {"skylakex", "SKYLAKEX", "AVX-512 F/CD/BW/DQ/VL",
+     {CpuFeature::kAvx512F, CpuFeature::kAvx512Dq, CpuFeature::kAvx512Bw, CpuFeature::kAvx512Vl}},
+    {"sapphirerapids", "SAPPHIRERAPIDS", "AVX-512 + AMX-BF16 / AVX512-FP16",
+     {CpuFeature::kAvx512F, CpuFeature::kAvx512Dq, CpuFeature::kAvx512Bw, CpuFeature::kAvx512Vl}},
 };
 
 std::string lower(std::string s) {
@@ -577,6 +583,11 @@ const FreshCopy& fresh_copy(const BlasLibrary& base, const CoreType& ct) {
   copy.error = "core-type impls are disabled in sanitizer builds (dlmopen namespaces are not "
                "supported by ASan/TSan)";
 #else
+  if (const std::string missing = missing_cpu_features(ct.needs); !missing.empty()) {
+    copy.error = std::string("this CPU lacks ") + missing + ", which the OPENBLAS_CORETYPE=" + ct.coretype +
+                 " kernels need (OpenBLAS loads a forced core type without checking the CPU)";
+    return cache.emplace(key, std::move(copy)).first->second;
+  }
   auto lib = BlasLibrary::open_fresh(base.spec(), base.path(), "OPENBLAS_CORETYPE", ct.coretype);
   if (!lib.ok()) {
     copy.error = lib.status().message() + " (each core type needs its own namespace)";

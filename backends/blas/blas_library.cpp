@@ -363,12 +363,14 @@ std::string exact_sgemm_check(const BlasLibrary& lib, FortranInt n) {
 
 }  // namespace
 
-std::string missing_cpu_features(const BlisSubconfig& sc) {
+std::string missing_cpu_features(const std::vector<CpuFeature>& needs) {
   std::string missing;
-  for (CpuFeature f : sc.needs)
+  for (CpuFeature f : needs)
     if (!cpu_has(f)) missing += (missing.empty() ? "" : ", ") + std::string(feature_name(f));
   return missing;
 }
+
+std::string missing_cpu_features(const BlisSubconfig& sc) { return missing_cpu_features(sc.needs); }
 
 Result<std::string> blis_arch_probe(const BlasLibrary& lib, int id) {
   const std::string key = file_key("blis-arch|" + std::to_string(id), lib.path());

@@ -147,6 +147,8 @@ const BlisSubconfig* find_blis_subconfig(const std::string& name);
 /// The features of `sc` this CPU (and its OS) lacks, named ("FMA4, AVX512PF");
 /// empty when it can run the sub-configuration.
 std::string missing_cpu_features(const BlisSubconfig& sc);
+/// The same for any list of features (an OpenBLAS core type's kernels).
+std::string missing_cpu_features(const std::vector<CpuFeature>& needs);
 
 /// Whether the BLIS library `lib` (its file) carries arch id `id` and this
 /// CPU runs it: a probe child (plugin/load_probe.h) loads a fresh copy with

@@ -1,6 +1,6 @@
 // kc — the compilers backend: the variant loader over the reference-kernel builds.
 //
-// KC_COMPILERS_VARIANT_DIR is defined for kc_backends by
+// KC_COMPILERS_VARIANT_DIR is defined for kc_backend_compilers by
 // backends/compilers/CMakeLists.txt; the builds and their manifest live there.
 #include "compilers_backend.h"
 

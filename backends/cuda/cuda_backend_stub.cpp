@@ -1,7 +1,7 @@
 // kc — the cuda backend when kc is built without CUDA.
 //
-// This is the one .cpp file under backends/cuda/: the kc_backends glob picks it
-// up on every machine, so registry.cpp can name make_cuda_backend()
+// This is the one .cpp file under backends/cuda/: kc_backends takes it (with the
+// other stubs) on every machine, so registry.cpp can name make_cuda_backend()
 // unconditionally. With CUDA, kc_cuda defines KC_HAVE_CUDA for everything that
 // links it (kc_backends included), this file compiles to nothing, and the real
 // factory in cuda_backend.cc is used.

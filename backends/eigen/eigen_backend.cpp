@@ -1,6 +1,6 @@
 // kc — the eigen backend: the variant loader over the Eigen builds.
 //
-// KC_EIGEN_VARIANT_DIR is defined for kc_backends by backends/eigen/CMakeLists.txt
+// KC_EIGEN_VARIANT_DIR is defined for kc_backend_eigen by backends/eigen/CMakeLists.txt
 // when Eigen was found; the builds and their manifest live there.
 #include "eigen_backend.h"
 

@@ -1,6 +1,6 @@
 // kc — the hwy backend: the variant loader over the Highway builds.
 //
-// KC_HWY_VARIANT_DIR is defined for kc_backends by backends/hwy/CMakeLists.txt
+// KC_HWY_VARIANT_DIR is defined for kc_backend_hwy by backends/hwy/CMakeLists.txt
 // when Highway's headers were found; the builds and their manifest live there.
 #include "hwy_backend.h"
 

@@ -112,7 +112,9 @@ struct LadderResult {
   std::string fingerprint;
   std::size_t planned = 0;  ///< kernels of the whole plan, all shards together
   std::vector<lang::Diagnostic> diagnostics;
-  /// 0 every run rung passed (or was not applicable), 1 a rung failed, 2 contract error.
+  /// 0 every run rung passed (or was not applicable; a shard assigned no kernel), 1 a rung
+  /// failed, 2 a contract error or a selection matching no contract x impl pair, 4 every
+  /// rung not applicable (nothing shown).
   int exit_code() const;
 };
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kc/exit_code.h"
 #include "kc/json_writer.h"
 #include "kc/plan.h"
 #include "kc/report.h"
@@ -81,11 +82,17 @@ Level level_reached(const std::map<int, Outcome>& outcomes) {
 
 int LadderResult::exit_code() const {
   for (const auto& d : diagnostics)
-    if (d.severity == lang::Diagnostic::Severity::kError) return 2;
+    if (d.severity == lang::Diagnostic::Severity::kError) return exit_value(ExitCode::kUsage);
+  // A selection that matches no contract x impl pair is a usage error, not a green run.
+  if (planned == 0) return exit_value(ExitCode::kUsage);
+  bool judged = false;
   for (const auto& k : kernels)
-    for (const auto& r : k.rungs)
-      if (r.outcome == Outcome::kFailed || r.outcome == Outcome::kError) return 1;
-  return 0;
+    for (const auto& r : k.rungs) {
+      if (r.outcome == Outcome::kFailed || r.outcome == Outcome::kError) return exit_value(ExitCode::kViolation);
+      judged = judged || r.outcome == Outcome::kPassed;
+    }
+  // Every rung not applicable (or this shard assigned nothing): nothing was shown.
+  return judged || kernels.empty() ? exit_value(ExitCode::kOk) : exit_value(ExitCode::kNothingJudged);
 }
 
 namespace {
@@ -239,7 +246,11 @@ std::string render_ladder(const LadderResult& result) {
     o << k.contract << " x " << k.impl << " (" << k.op << "): reached " << level_name(k.reached) << "\n";
     for (const auto& r : k.rungs) render_rung(o, r, "  ");
   }
-  if (result.kernels.empty()) o << "no contract x impl pair selected\n";
+  if (result.planned == 0)
+    o << "no contract x impl pair selected (kc list impls; --impl and --backend take globs, and an impl must be "
+         "in a contract's scope)\n";
+  else if (result.kernels.empty())
+    o << "this shard was assigned none of the plan's " << result.planned << " contract x impl pairs\n";
   return o.str();
 }
 

@@ -398,6 +398,15 @@ TEST(CliLadder, LadderRecordsEvidenceThatStatusPrints) {
   EXPECT_EQ(r.code, 2);
 }
 
+// A ladder whose selection matches no contract x impl pair is a usage error
+// (exit 2), not a green climb: a typo'd --impl shows.
+TEST(CliLadder, ASelectionThatMatchesNothingIsAUsageError) {
+  const std::string dir = temp_dir("ladder-empty");
+  const CliRun r = kc("ladder --impl ref.rleu --out " + dir + " " + src("contracts/elementwise/KC-UNARY-01.kc"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no contract x impl pair selected"), std::string::npos) << r.out;
+}
+
 namespace {
 
 // kc vet on an OpenCL .cl file (kc_<op> convention, docs/backends/opencl.md):

@@ -24,9 +24,12 @@ layout, must match byte for byte.
 
 Every JSON document kc wrote in the run is validated against schemas/: the
 report (report.json), the run record (record.json), each trace line (the
-grade's and the check's traces), the baseline (kc baseline update), and the
-contract in YAML form (kc fmt --to yaml). The JUnit file is parsed and its
-counts checked against its testcases.
+grade's and the check's traces), the run state beside a trace (--resume), the
+baseline (kc baseline update), kc diff's JSON, the contract graph's JSON, a
+signed certificate and its signature file (kc certify), each line of the
+ladder's evidence (an honest climb and a failing one with its shrunk
+counterexample), and the contract in YAML form (kc fmt --to yaml). The JUnit
+file is parsed and its counts checked against its testcases.
 
 The HTML report is compared only where tests/golden/expected/report.html
 exists (scripts/update-golden.sh --with-html writes it): its layout is being
@@ -283,6 +286,32 @@ def main():
         schemas.check(json.loads(text), "baseline.schema.json", "baseline.json")
         # The expiry date is today + 90 days: masked with the other dates.
         outputs["baseline.json"] = re.sub(r"\d{4}-\d\d-\d\d", "<DATE>", m.json_text(text))
+        # The run state beside the grade's trace (read by --resume).
+        with open(gd + "/trace.jsonl.run.json", encoding="utf-8") as fh:
+            schemas.check(json.load(fh), "run-state.schema.json", "trace.jsonl.run.json")
+        # kc diff of the grade's record against itself, as JSON.
+        d = run([kc, "diff", gd, gd, "--format", "json"], src, expect_rc=0)
+        schemas.check(json.loads(d.stdout), "diff.schema.json", "diff --format json")
+        # The contract graph, as JSON.
+        gr = run([kc, "graph", "--format", "json", *CONTRACTS], src, expect_rc=0)
+        schemas.check(json.loads(gr.stdout), "graph.schema.json", "graph --format json")
+        # A signed certificate of the grade, and its signature file.
+        run([kc, "keygen", "--out", tmp + "/key"], src, expect_rc=0)
+        run([kc, "certify", gd, "--sign-key", tmp + "/key", "--out", tmp + "/cert"], src, expect_rc=0)
+        for f, name in (("certificate.json", "certificate.schema.json"),
+                        ("certificate.json.sig", "signature.schema.json")):
+            with open(os.path.join(tmp, "cert", f), encoding="utf-8") as fh:
+                schemas.check(json.load(fh), name, f)
+        # Ladder evidence: an honest reduction climbs, a bad one fails L3 with a
+        # shrunk counterexample (every record kind and the counterexample's form).
+        run([kc, "ladder", CONTRACTS[0], "--impl", "ref.dot", "--impl", "calib.sum_bf16_inputs", "--seed", "1",
+             "--out", tmp + "/ladder"], src, expect_rc=1)
+        with open(tmp + "/ladder/ladder.jsonl", encoding="utf-8") as fh:
+            records = [json.loads(l) for l in fh if l.strip()]
+        for i, rec in enumerate(records, 1):
+            schemas.check(rec, "ladder.schema.json", f"ladder.jsonl:{i}")
+        if not any("shrunk" in rec for rec in records):
+            fail("ladder.jsonl: no rung with a shrunk counterexample (calib.sum_bf16_inputs should fail L3)")
         # The contract in YAML form against contract.schema.json.
         y = run([kc, "fmt", CONTRACTS[0], "--to", "yaml"], src, expect_rc=0)
         try:

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "kc/backend.h"
 #include "kc/calibrate.h"
 #include "kc/engine.h"
 
@@ -61,6 +62,16 @@ inline std::string param_name(const ::testing::TestParamInfo<Expected>& info) {
   for (char& c : name)
     if (c == '-') c = '_';
   return name;
+}
+
+/// Whether this build and CPU offer the impl (the backends' registry, built once).
+inline bool impl_available(const std::string& name) {
+  static BackendRegistry* registry = [] {
+    auto* r = new BackendRegistry;
+    (void)register_builtin_backends(*r);
+    return r;
+  }();
+  return registry->find_impl(name) != nullptr;
 }
 
 /// Runs one contract (a file path) against one impl.

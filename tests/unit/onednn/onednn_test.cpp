@@ -191,7 +191,9 @@ TEST_F(Onednn, LayernormConforms) {
 // bf16 data with f32 accumulation (dev_guide_data_types): held to the bound
 // of the declared FP32 accumulator plus one rounding of the result to bf16.
 TEST_F(Onednn, Bf16ImplsDeclareFp32AccumulationAndKeepIt) {
-  const Declaration& d = registry().find_impl("onednn.matmul_bf16")->declaration();
+  const auto impl = registry().find_impl("onednn.matmul_bf16");
+  if (!impl) GTEST_SKIP() << "no onednn bf16 impls: oneDNN 2.x builds its bf16 kernels for avx512_core and up";
+  const Declaration& d = impl->declaration();
   EXPECT_EQ(d.dtypes, std::vector<DType>{DType::kBF16});
   EXPECT_EQ(d.accumulator, DType::kF32);
   EXPECT_NE(d.source.find("dev_guide_data_types"), std::string::npos);
