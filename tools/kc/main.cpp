@@ -954,6 +954,19 @@ int list_language_table(const std::string& what, bool md) {
   return kExitOk;
 }
 
+/// The built-in backends with the --plugin and --library options given; false
+/// (the reason on stderr) when registration failed.
+bool register_backends(const Args& a, kc::BackendRegistry& reg) {
+  kc::BackendOptions opt;
+  opt.plugin_paths = a.request.plugin_paths;
+  opt.libraries = a.request.libraries;
+  if (auto s = kc::register_builtin_backends(reg, opt); !s.ok()) {
+    std::cerr << "kc: " << s.to_string() << "\n";
+    return false;
+  }
+  return true;
+}
+
 int cmd_list(const Args& a) {
   const std::string what = a.positional.empty() ? "contracts" : a.positional[0];
   if (what == "ops") {
@@ -966,10 +979,7 @@ int cmd_list(const Args& a) {
   }
   if (what == "impls") {
     kc::BackendRegistry reg;
-    kc::BackendOptions opt;
-    opt.plugin_paths = a.request.plugin_paths;
-    opt.libraries = a.request.libraries;
-    if (auto s = kc::register_builtin_backends(reg, opt); !s.ok()) return kExitInternal;
+    if (!register_backends(a, reg)) return kExitInternal;
     for (const auto& impl : reg.impls()) {
       const auto& d = impl->declaration();
       std::string dts;
@@ -1018,13 +1028,7 @@ int cmd_list(const Args& a) {
 
 int cmd_backends(const Args& a) {
   kc::BackendRegistry reg;
-  kc::BackendOptions opt;
-  opt.plugin_paths = a.request.plugin_paths;
-  opt.libraries = a.request.libraries;
-  if (auto s = kc::register_builtin_backends(reg, opt); !s.ok()) {
-    std::cerr << "kc: " << s.to_string() << "\n";
-    return kExitInternal;
-  }
+  if (!register_backends(a, reg)) return kExitInternal;
   for (const auto& info : reg.infos()) {
     std::printf("%-12s %-12s %s%s%s\n", info.name.c_str(), info.available ? "available" : "unavailable",
                 info.version.c_str(), info.version.empty() || info.reason.empty() ? "" : " — ",
@@ -1049,13 +1053,7 @@ int cmd_latency(const Args& a) {
   auto outside = kc::engine::parse_config(a.outside);
   if (!outside.ok()) return usage_error("--outside: " + outside.status().message());
   kc::BackendRegistry reg;
-  kc::BackendOptions opt;
-  opt.plugin_paths = a.request.plugin_paths;
-  opt.libraries = a.request.libraries;
-  if (auto s = kc::register_builtin_backends(reg, opt); !s.ok()) {
-    std::cerr << "kc: " << s.to_string() << "\n";
-    return kExitInternal;
-  }
+  if (!register_backends(a, reg)) return kExitInternal;
   const std::string& name = a.positional[0];
   const std::shared_ptr<const kc::Impl> impl = reg.find_impl(name);
   if (!impl) {
