@@ -1069,7 +1069,12 @@ int cmd_latency(const Args& a) {
   auto j = kc::engine::latency_jump(*impl, *inside, *outside, probe);
   if (!j.ok()) {
     std::cerr << "kc: latency: " << j.status().message() << "\n";
-    return j.status().code() == kc::StatusCode::kInternal ? kExitInternal : kExitUsage;
+    // Bad input (an impl that refuses the call, a call too small to time) is a
+    // usage error; a kernel that crashed, hung or ran out of memory is a finding.
+    const kc::StatusCode code = j.status().code();
+    if (code == kc::StatusCode::kInternal) return kExitInternal;
+    return code == kc::StatusCode::kInvalidArgument || code == kc::StatusCode::kUnimplemented ? kExitUsage
+                                                                                              : kExitViolation;
   }
   std::cout << "kc latency: " << name << " (" << impl->declaration().op << "), time per unit of work against the "
             << "host's floor (" << j->inside.work_basis << " inside)\n"
