@@ -249,7 +249,7 @@ void check_inputs_untouched(CaseRun& c, ConfigRun& cr, const Sample& s);
 Step confirm_unwritten(CaseRun& c, ConfigRun& cr, Sample& s);
 /// STALE_OUTPUT, once per case: the same addresses re-filled with new values.
 Step check_stale_output(CaseRun& c, ConfigRun& cr, Sample& s, std::int64_t failures_before);
-/// TIMING_IMPLAUSIBLE: the config's median kernel time below the physical floor.
+/// TIMING_IMPLAUSIBLE: the config's fastest kernel call below the physical floor.
 void check_timing_floor(CaseRun& c, ConfigRun& cr);
 
 // Tolerances (tolerance.cpp).
