@@ -24,17 +24,28 @@
 //   calib.cap_ws_raise              good: raises on a workspace below its need
 //   calib.cap_ws_overruns           declares RAISE, writes its partial sums past a short workspace
 //   calib.cap_ws_fallback           declares FALLBACK: its own buffer serves a call with a short workspace
-// The last two fail any 1e-2 allclose against FP32 once the bf16 path runs, so
-// they are not a trio; tests/unit/engine/capability_test.cpp judges them.
+//   calib.cap_device_ud2            bad: declares device_capability = sse2, but its long-K path (K > 64) executes
+//                                   an instruction outside the declaration (ud2 here: SIGILL on every CPU)
+//   calib.cap_device_sse2           good: declares sse2 and executes nothing else
+//   calib.cap_device_amx_raise      declares amx-tile and RAISE: raises on a CPU without AMX
+//   calib.cap_device_amx_ud2        declares amx-tile and RAISE, runs its AMX kernel whatever the CPU (SIGILL
+//                                   without AMX)
+// The impls outside a trio (the bf16 requests, the workspace overrun and
+// fallback, the AMX pair, whose verdicts depend on the CPU) are judged in
+// tests/unit/engine/capability_test.cpp.
+#include "kc/capability.h"
+
 #include <algorithm>
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "calibration/calibration_backend.h"
 #include "calibration/gemm.h"
-#include "kc/capability.h"
+#include "kc/cpu_features.h"
 
 namespace kc::calibration {
 namespace {
@@ -248,6 +259,40 @@ Declaration tile16_decl(const char* name, const char* description, const char* u
   return d;
 }
 
+/// An instruction the CPU refuses: what a kernel compiled for a wider vector
+/// ISA than the CPU has runs into (ud2 on x86, SIGILL on every CPU).
+[[noreturn]] void illegal_instruction() {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__ volatile("ud2");
+#endif
+  std::raise(SIGILL);
+  std::abort();
+}
+
+enum class DeviceUse {
+  kDeclared,      ///< executes only what the declaration names
+  kLongKUnnamed,  ///< K > 64 takes a path outside the declaration
+  kCheckAmx,      ///< raises where the CPU has no AMX, as declared
+  kAssumeAmx,     ///< runs the "AMX kernel" whatever the CPU
+};
+
+Status device_gemm(Call& call, DeviceUse use) {
+  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+  const bool amx = cpu_has(CpuFeature::kAmxTile);
+  if (use == DeviceUse::kLongKUnnamed && g.k > 64) illegal_instruction();
+  if (use == DeviceUse::kCheckAmx && !amx) return kernel_raised("this CPU has no AMX (amx-tile): the kernel needs it");
+  if (use == DeviceUse::kAssumeAmx && !amx) illegal_instruction();
+  plain_gemm_on(g);
+  return ok_status();
+}
+
+Declaration device_decl(const char* name, const char* description, const char* capability) {
+  Declaration d = calib_decl(name, "matmul", description);
+  d.extra["device_capability"] = capability;
+  d.extra["unsupported"] = "RAISE";
+  return d;
+}
+
 Declaration dense_decl(const char* name, const char* description) {
   Declaration d = calib_decl(name, "matmul", description);
   d.extra["layouts"] = "CONTIGUOUS";
@@ -355,6 +400,26 @@ void add_capability_impls(ImplList& out) {
                      "the workspace GEMM; its declared fallback, a buffer of its own, serves a short workspace",
                      "FALLBACK"),
       [](Call& call) { return workspace_gemm(call, WorkspaceUse::kFallback); });
+  add(out,
+      device_decl("calib.cap_device_ud2",
+                  "KC-CAP-DEVICE-01 bad: declares device_capability = sse2, but its long-K path (K > 64) executes an "
+                  "instruction the declaration does not cover (ud2: SIGILL on any CPU)",
+                  "sse2"),
+      [](Call& call) { return device_gemm(call, DeviceUse::kLongKUnnamed); });
+  add(out,
+      device_decl("calib.cap_device_sse2",
+                  "KC-CAP-DEVICE-01 good: declares device_capability = sse2 and executes nothing beyond it", "sse2"),
+      [](Call& call) { return device_gemm(call, DeviceUse::kDeclared); });
+  add(out,
+      device_decl("calib.cap_device_amx_raise",
+                  "declares device_capability = amx-tile and RAISE: raises on a CPU without AMX", "amx-tile"),
+      [](Call& call) { return device_gemm(call, DeviceUse::kCheckAmx); });
+  add(out,
+      device_decl("calib.cap_device_amx_ud2",
+                  "declares device_capability = amx-tile and RAISE, but runs its AMX kernel on any CPU (SIGILL "
+                  "without AMX)",
+                  "amx-tile"),
+      [](Call& call) { return device_gemm(call, DeviceUse::kAssumeAmx); });
   add(out,
       dense_decl("calib.cap_dense_raise",
                  "KC-CAP-LAYOUT-01 good: the dense GEMM, raising on a padded leading dimension"),

@@ -551,11 +551,15 @@ struct CoreType {
 const CoreType kOpenBlasCoreTypes[] = {
     {"prescott", "PRESCOTT", "SSE3 (the generic x86_64 kernels)", {CpuFeature::kSse3}},
     {"sandybridge", "SANDYBRIDGE", "AVX", {CpuFeature::kAvx}},
-    {"haswell", "HASWELL", "AVX2 + FMA3", {CpuFeature::kAvx2, CpuFeature::kFma3}},
-    {"zen", "ZEN", "AVX2 + FMA3 (AMD Zen tuning)", {CpuFeature::kAvx2, CpuFeature::kFma3}},
-    {"skylakex", "SKYLAKEX", "AVX-512 F/CD/BW/DQ/VL",
+    {"haswell", "HASWELL", "AVX2 + FMA3", {CpuFeature::kAvx2, CpuFeature::kFma}},
+    {"zen", "ZEN", "AVX2 + FMA3 (AMD Zen tuning)", {CpuFeature::kAvx2, CpuFeature::kFma}},
+    {"skylakex",
+     "SKYLAKEX",
+     "AVX-512 F/CD/BW/DQ/VL",
      {CpuFeature::kAvx512F, CpuFeature::kAvx512Dq, CpuFeature::kAvx512Bw, CpuFeature::kAvx512Vl}},
-    {"sapphirerapids", "SAPPHIRERAPIDS", "AVX-512 + AMX-BF16 / AVX512-FP16",
+    {"sapphirerapids",
+     "SAPPHIRERAPIDS",
+     "AVX-512 + AMX-BF16 / AVX512-FP16",
      {CpuFeature::kAvx512F, CpuFeature::kAvx512Dq, CpuFeature::kAvx512Bw, CpuFeature::kAvx512Vl}},
 };
 
@@ -640,6 +644,12 @@ class CoreTypeImpl final : public Impl {
     // refused (kUnimplemented) rather than run: unsupported = RAISE, no fallback.
     decl_.extra["path"] = ct.coretype;
     decl_.extra["unsupported"] = "RAISE";
+    // The features the forced kernel set executes: what dynamic.c checks
+    // before it selects the core type itself (kc checks them before loading
+    // a copy, since a forced one is not checked).
+    std::string features;
+    for (CpuFeature f : ct.needs) features += (features.empty() ? "" : " and ") + std::string(cpu_feature_name(f));
+    decl_.extra["device_capability"] = features.empty() ? "any" : features;
     declare_gemm_rules(decl_);
     declare_level1_rules(decl_, spec.flavor);
   }

@@ -269,17 +269,17 @@ std::string BlasLibrary::describe_version() const {
 const std::vector<BlisSubconfig>& blis_x86_64_subconfigs() {
   using F = CpuFeature;
   static const std::vector<BlisSubconfig> table = {
-      {"skx", {F::kAvx, F::kFma3, F::kAvx2, F::kAvx512F, F::kAvx512Dq, F::kAvx512Bw, F::kAvx512Vl}},
-      {"knl", {F::kAvx, F::kFma3, F::kAvx2, F::kAvx512F, F::kAvx512Pf}},
-      {"haswell", {F::kAvx, F::kFma3, F::kAvx2}},
+      {"skx", {F::kAvx, F::kFma, F::kAvx2, F::kAvx512F, F::kAvx512Dq, F::kAvx512Bw, F::kAvx512Vl}},
+      {"knl", {F::kAvx, F::kFma, F::kAvx2, F::kAvx512F, F::kAvx512Pf}},
+      {"haswell", {F::kAvx, F::kFma, F::kAvx2}},
       {"sandybridge", {F::kAvx}},
       {"penryn", {F::kSse3, F::kSsse3}},
-      {"zen3", {F::kAvx, F::kFma3, F::kAvx2}},
-      {"zen2", {F::kAvx, F::kFma3, F::kAvx2}},
-      {"zen", {F::kAvx, F::kFma3, F::kAvx2}},
-      {"excavator", {F::kAvx, F::kFma3, F::kAvx2}},
-      {"steamroller", {F::kAvx, F::kFma3, F::kFma4}},
-      {"piledriver", {F::kAvx, F::kFma3, F::kFma4}},
+      {"zen3", {F::kAvx, F::kFma, F::kAvx2}},
+      {"zen2", {F::kAvx, F::kFma, F::kAvx2}},
+      {"zen", {F::kAvx, F::kFma, F::kAvx2}},
+      {"excavator", {F::kAvx, F::kFma, F::kAvx2}},
+      {"steamroller", {F::kAvx, F::kFma, F::kFma4}},
+      {"piledriver", {F::kAvx, F::kFma, F::kFma4}},
       {"bulldozer", {F::kAvx, F::kFma4}},
       {"generic", {}},
   };
@@ -293,48 +293,6 @@ const BlisSubconfig* find_blis_subconfig(const std::string& name) {
 }
 
 namespace {
-
-// __builtin_cpu_supports takes a string literal, hence one case per feature.
-// libgcc's detection also asks the OS (XGETBV) whether the AVX and AVX-512
-// register state is enabled, so a feature reported here is usable.
-bool cpu_has(CpuFeature f) {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  switch (f) {
-    case CpuFeature::kSse3: return __builtin_cpu_supports("sse3");
-    case CpuFeature::kSsse3: return __builtin_cpu_supports("ssse3");
-    case CpuFeature::kAvx: return __builtin_cpu_supports("avx");
-    case CpuFeature::kFma3: return __builtin_cpu_supports("fma");
-    case CpuFeature::kFma4: return __builtin_cpu_supports("fma4");
-    case CpuFeature::kAvx2: return __builtin_cpu_supports("avx2");
-    case CpuFeature::kAvx512F: return __builtin_cpu_supports("avx512f");
-    case CpuFeature::kAvx512Dq: return __builtin_cpu_supports("avx512dq");
-    case CpuFeature::kAvx512Bw: return __builtin_cpu_supports("avx512bw");
-    case CpuFeature::kAvx512Vl: return __builtin_cpu_supports("avx512vl");
-    case CpuFeature::kAvx512Pf: return __builtin_cpu_supports("avx512pf");
-  }
-#else
-  (void)f;
-#endif
-  return false;
-}
-
-const char* feature_name(CpuFeature f) {
-  switch (f) {
-    case CpuFeature::kSse3: return "SSE3";
-    case CpuFeature::kSsse3: return "SSSE3";
-    case CpuFeature::kAvx: return "AVX";
-    case CpuFeature::kFma3: return "FMA3";
-    case CpuFeature::kFma4: return "FMA4";
-    case CpuFeature::kAvx2: return "AVX2";
-    case CpuFeature::kAvx512F: return "AVX512F";
-    case CpuFeature::kAvx512Dq: return "AVX512DQ";
-    case CpuFeature::kAvx512Bw: return "AVX512BW";
-    case CpuFeature::kAvx512Vl: return "AVX512VL";
-    case CpuFeature::kAvx512Pf: return "AVX512PF";
-  }
-  return "?";
-}
 
 /// One small sgemm_ with small integer entries, whose FP32 result is exact:
 /// "" when the copy computes it, else what differed.
@@ -362,13 +320,6 @@ std::string exact_sgemm_check(const BlasLibrary& lib, FortranInt n) {
 }
 
 }  // namespace
-
-std::string missing_cpu_features(const std::vector<CpuFeature>& needs) {
-  std::string missing;
-  for (CpuFeature f : needs)
-    if (!cpu_has(f)) missing += (missing.empty() ? "" : ", ") + std::string(feature_name(f));
-  return missing;
-}
 
 std::string missing_cpu_features(const BlisSubconfig& sc) { return missing_cpu_features(sc.needs); }
 

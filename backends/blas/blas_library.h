@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kc/cpu_features.h"
 #include "kc/declaration.h"
 #include "kc/status.h"
 
@@ -127,9 +128,8 @@ class BlasLibrary {
   void* get_threads_ = nullptr;
 };
 
-/// A CPU feature one of BLIS's x86-64 sub-configurations needs.
-enum class CpuFeature { kSse3, kSsse3, kAvx, kFma3, kFma4, kAvx2, kAvx512F, kAvx512Dq, kAvx512Bw,
-                        kAvx512Vl, kAvx512Pf };
+using kc::CpuFeature;
+using kc::missing_cpu_features;
 
 /// One sub-configuration of BLIS's x86_64 configuration family, and the CPU
 /// features BLIS's own detection requires before it selects it.
@@ -145,10 +145,8 @@ const std::vector<BlisSubconfig>& blis_x86_64_subconfigs();
 /// The named sub-configuration of that family, or nullptr.
 const BlisSubconfig* find_blis_subconfig(const std::string& name);
 /// The features of `sc` this CPU (and its OS) lacks, named ("FMA4, AVX512PF");
-/// empty when it can run the sub-configuration.
+/// empty when it can run the sub-configuration (kc/cpu_features.h for any list).
 std::string missing_cpu_features(const BlisSubconfig& sc);
-/// The same for any list of features (an OpenBLAS core type's kernels).
-std::string missing_cpu_features(const std::vector<CpuFeature>& needs);
 
 /// Whether the BLIS library `lib` (its file) carries arch id `id` and this
 /// CPU runs it: a probe child (plugin/load_probe.h) loads a fresh copy with

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <utility>
 
+#include "kc/cpu_features.h"
 #include "plugin/plugin_backend.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -344,23 +345,9 @@ Result<std::vector<VariantSpec>> parse_variant_manifest(std::string_view text) {
 }
 
 Result<bool> cpu_has(std::string_view f) {
-#if defined(__x86_64__) || defined(__i386__)
-  // __builtin_cpu_supports takes string literals only: one row per name.
-  __builtin_cpu_init();
-  if (f == "sse2") return static_cast<bool>(__builtin_cpu_supports("sse2"));
-  if (f == "sse4.2") return static_cast<bool>(__builtin_cpu_supports("sse4.2"));
-  if (f == "avx") return static_cast<bool>(__builtin_cpu_supports("avx"));
-  if (f == "avx2") return static_cast<bool>(__builtin_cpu_supports("avx2"));
-  if (f == "fma") return static_cast<bool>(__builtin_cpu_supports("fma"));
-  if (f == "bmi") return static_cast<bool>(__builtin_cpu_supports("bmi"));
-  if (f == "bmi2") return static_cast<bool>(__builtin_cpu_supports("bmi2"));
-  if (f == "f16c") return static_cast<bool>(__builtin_cpu_supports("f16c"));
-  if (f == "avx512f") return static_cast<bool>(__builtin_cpu_supports("avx512f"));
-  if (f == "avx512dq") return static_cast<bool>(__builtin_cpu_supports("avx512dq"));
-  if (f == "avx512bw") return static_cast<bool>(__builtin_cpu_supports("avx512bw"));
-  if (f == "avx512vl") return static_cast<bool>(__builtin_cpu_supports("avx512vl"));
-#endif
-  return invalid_argument("unknown CPU feature '" + std::string(f) + "'");
+  const std::optional<CpuFeature> feature = find_cpu_feature(f);
+  if (!feature) return invalid_argument("unknown CPU feature '" + std::string(f) + "'");
+  return kc::cpu_has(*feature);
 }
 
 std::unique_ptr<Backend> make_variant_backend(VariantBackendSpec spec) {

@@ -54,9 +54,8 @@ struct VariantSpec {
 /// Parses variants.tsv text. Blank lines and lines starting with '#' are skipped.
 Result<std::vector<VariantSpec>> parse_variant_manifest(std::string_view text);
 
-/// Whether this CPU has `feature` (a __builtin_cpu_supports name among sse2,
-/// sse4.2, avx, avx2, fma, bmi, bmi2, f16c, avx512f, avx512dq, avx512bw,
-/// avx512vl). kInvalidArgument for a name kc does not know.
+/// Whether this CPU has `feature` (a name of kc/cpu_features.h's table:
+/// sse4.2, avx2, fma, avx512f, ...). kInvalidArgument for a name kc does not know.
 Result<bool> cpu_has(std::string_view feature);
 
 /// What a variant backend is.

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kc/cpu_features.h"
 #include "kc/declaration.h"
 #include "kc/op.h"
 #include "kc/status.h"
@@ -108,18 +109,23 @@ Tensor* call_workspace(Call& call);
 /// naming a size the call does not set, is kInvalidArgument.
 Result<std::optional<std::int64_t>> declared_workspace(const Declaration& decl, const Call& call);
 
+/// The CPU features the impl's declared device_capability needs: `any` (or no
+/// declaration) is none; otherwise feature names of kc/cpu_features.h joined
+/// by `and` or commas ("avx2 and fma"). A name kc does not know is kInvalidArgument.
+Result<std::vector<CpuFeature>> declared_device_capability(const Declaration& decl);
+
 /// Where a call falls outside a declared capability.
 struct CapabilityGap {
-  std::string key;  ///< the key it is outside of: shape_class, layouts, alignment or workspace; empty: inside
+  std::string key;  ///< the key it is outside of: shape_class, layouts, alignment, workspace or
+                    ///< device_capability; empty: inside
   std::string why;  ///< one line: "K = 17 is not a multiple of 16 (shape_class multiple_of(16))"
   bool inside() const { return key.empty(); }
 };
 
 /// Whether `call` is inside the capability `decl` declares (shape_class,
-/// layouts, alignment, workspace), and if not, why. A shape class kc cannot parse, or one
-/// naming a size the call does not set, an alignment that is neither `any` nor
-/// a power of two up to kPlacementBase, or a bad placement value, is
-/// kInvalidArgument.
+/// layouts, alignment, workspace, and this CPU against device_capability), and if not, why. A shape class kc cannot
+/// parse, or one naming a size the call does not set, an alignment that is neither `any` nor a power of two up to
+/// kPlacementBase, or a bad placement value, is kInvalidArgument.
 Result<CapabilityGap> capability_gap(const Declaration& decl, const Call& call);
 
 /// Whether `path` matches a declared path pattern: alternatives separated by

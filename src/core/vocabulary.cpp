@@ -163,9 +163,15 @@ constexpr WordInfo kDeclarationKeys[] = {
      "probed with workspace_bytes (a call carrying a guarded workspace tensor of that size) and judged by "
      "declared_policy unsupported (kc/capability.h)",
      ""},
+    {"device_capability", "",
+     "the CPU features the impl's kernels execute: any, or names of kc's CPU feature table (GCC's spelling: sse4.2, "
+     "fma, avx2, avx512f, avx512bf16, amx-tile) joined by `and`; a CPU without one is outside the capability, and "
+     "under declared_policy unsupported a kernel killed by SIGILL is judged against it (kc/capability.h)",
+     ""},
     {"unsupported", "",
      "what the impl does with an input outside its declared capability (shape_class, layouts, alignment, "
-     "workspace): RAISE (reports an error), FALLBACK (runs its declared fallback, which must compute the op "
+     "workspace, device_capability): RAISE (reports an error), FALLBACK (runs its declared fallback, which must "
+     "compute the op "
      "correctly) or UNDEFINED (no promise: the caller must not pass one)",
      "RAISE|FALLBACK|UNDEFINED"},
     {"fallback", "",
@@ -182,8 +188,9 @@ constexpr WordInfo kDeclarationKeys[] = {
      "rounded to that format): where the impl reports no path, declared_policy path infers it from the "
      "arithmetic probe's reading of the outputs",
      "FP32|TF32|BF16|FP16"},
-    {"accuracy", "", "UNDOCUMENTED: the impl's library states no accuracy for the op (results beyond the bound are "
-                     "measured, not judged)",
+    {"accuracy", "",
+     "UNDOCUMENTED: the impl's library states no accuracy for the op (results beyond the bound are "
+     "measured, not judged)",
      "UNDOCUMENTED"},
     {"ulp_bound", "", "the documented ulp accuracy of an elementwise function (a number, or UNDOCUMENTED)", ""},
     {"ulp_domain", "",
@@ -238,10 +245,11 @@ constexpr WordInfo kPolicies[] = {
      "accumulator_bits and arithmetic probes check a declared accumulator)",
      ""},
     {"unsupported", "",
-     "inside the declared capability (shape_class, layouts, alignment, workspace) the outputs are within the "
-     "tolerance; outside it the impl raises (unsupported = RAISE) or its declared fallback computes within the "
-     "tolerance (FALLBACK); a wrong result returned quietly is CAPABILITY_VIOLATION, a path other than the "
-     "declared fallback SILENT_FALLBACK",
+     "inside the declared capability (shape_class, layouts, alignment, workspace, device_capability) the outputs "
+     "are within the tolerance; outside it the impl raises (unsupported = RAISE) or its declared fallback computes "
+     "within the tolerance (FALLBACK); a wrong result returned quietly is CAPABILITY_VIOLATION, a path other than "
+     "the declared fallback SILENT_FALLBACK, and a kernel killed by SIGILL where the CPU has every declared "
+     "feature (or where RAISE or FALLBACK was declared) CAPABILITY_VIOLATION(device_capability)",
      ""},
     {"path", "",
      "the implementation path the impl reports for each call (kc/capability.h) matches its declared path "

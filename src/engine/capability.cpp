@@ -183,7 +183,7 @@ Result<PolicyOutcome> judge_unsupported(const PolicyInputs& in) {
       o.mismatches = 1;
       o.signatures.push_back({sig::kUnexpectedRaise, {}});
       std::string declared = "shape_class " + d.shape_class;
-      for (const char* key : {"layouts", "alignment", "workspace"})
+      for (const char* key : {"layouts", "alignment", "workspace", "device_capability"})
         if (!d.get(key).empty()) declared += std::string(", ") + key + " " + d.get(key);
       o.notes.push_back("the kernel raised on an input inside its declared capability (" + declared + "): " +
                         in.status.message());
@@ -316,6 +316,31 @@ Result<PolicyOutcome> judge_path(const PolicyInputs& in) {
   if (!numbers.empty()) why += "; " + numbers;
   o.notes.push_back(why);
   return o;
+}
+
+std::string device_capability_crash(const CaseRun& c, const isolate::Outcome& o) {
+  // SIGILL is the CPU refusing an instruction it does not implement (or a
+  // deliberate trap such as ud2): the one crash a device declaration speaks to.
+  if (!o.failure || o.failure->name != sig::kCrash || o.failure->args.empty() || o.failure->args[0] != "SIGILL")
+    return "";
+  if (c.contract.post.kind != Postcondition::Kind::kDeclaredPolicy || c.contract.post.policy != "unsupported")
+    return "";
+  const std::string declared = c.decl.get("device_capability");
+  if (declared.empty()) return "";
+  const Result<std::vector<CpuFeature>> needs = declared_device_capability(c.decl);
+  if (!needs.ok()) return "";  // the case's capability judge says why it cannot read it
+  const std::string missing = missing_cpu_features(*needs);
+  if (missing.empty())
+    return "the kernel was killed by SIGILL (an instruction the CPU does not execute) on a CPU with every feature " +
+           c.decl.name + " declares (device_capability = " + declared +
+           "): it executes an instruction its "
+           "declaration does not cover";
+  const std::string policy = declared_unsupported(c.decl);
+  if (policy == "UNDEFINED") return "";
+  return "outside the declared capability (this CPU lacks " + missing + ", device_capability = " + declared +
+         ") the kernel was killed by SIGILL, where " + c.decl.name + " declares unsupported = " + policy +
+         (policy == "RAISE" ? ": an error was due, not an instruction this CPU does not have"
+                            : ": its declared fallback was due to serve the call");
 }
 
 }  // namespace kc::engine

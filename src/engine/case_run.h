@@ -200,8 +200,10 @@ struct Step {
   static Step next() { return {}; }
   static Step end_sample() { return {Kind::kEndSample, Verdict::kError, {}}; }
   static Step end_case(Verdict v, std::string why) { return {Kind::kEndCase, v, std::move(why)}; }
-  /// The worker failed (crash, timeout, memory, guard): an error verdict with its signature.
-  static Step worker_failed(CaseRun& c, const isolate::Outcome& o, const std::string& config, std::int64_t sample,
+  /// The worker failed (crash, timeout, memory, guard): an error verdict with
+  /// its signature; or, where an illegal instruction breaks a declared
+  /// device_capability (device_capability_crash), a failure of the config, and the case goes on.
+  static Step worker_failed(CaseRun& c, ConfigRun& cr, const isolate::Outcome& o, const Sample& s,
                             std::uint64_t in_hash);
 };
 
@@ -249,6 +251,11 @@ void check_inputs_untouched(CaseRun& c, ConfigRun& cr, const Sample& s);
 Step confirm_unwritten(CaseRun& c, ConfigRun& cr, Sample& s);
 /// STALE_OUTPUT, once per case: the same addresses re-filled with new values.
 Step check_stale_output(CaseRun& c, ConfigRun& cr, Sample& s, std::int64_t failures_before);
+/// Under `declared_policy unsupported`, a kernel killed by SIGILL where the
+/// impl declares a device_capability: the reason it breaks the declaration (the
+/// CPU has every declared feature, or it lacks one and RAISE or FALLBACK was
+/// declared), or "" where the crash stays an error (capability.cpp).
+std::string device_capability_crash(const CaseRun& c, const isolate::Outcome& o);
 /// TIMING_IMPLAUSIBLE: the config's fastest kernel call below the physical floor.
 void check_timing_floor(CaseRun& c, ConfigRun& cr);
 

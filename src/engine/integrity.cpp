@@ -12,8 +12,19 @@
 
 namespace kc::engine {
 
-Step Step::worker_failed(CaseRun& c, const isolate::Outcome& o, const std::string& config, std::int64_t sample,
-                         std::uint64_t in_hash) {
+Step Step::worker_failed(CaseRun& c, ConfigRun& cr, const isolate::Outcome& o, const Sample& s, std::uint64_t in_hash) {
+  const std::int64_t sample = s.index;
+  const std::string& config = cr.ce.config;
+  if (const std::string why = device_capability_crash(c, o); !why.empty()) {
+    // A finding about the declaration, not a harness failure: the config
+    // fails, the next sample gets a fresh worker.
+    c.ev.any_run = true;     // the kernel ran: what it did is judged, not "not applicable"
+    c.ev.count(cr.ce, 1);    // one call judged, as the policy judge counts a raise
+    cr.ratios.push_back(1);  // one policy mismatch
+    c.ev.fail_with(cr.ce, {sig::kCapabilityViolation, {"device_capability"}}, why);
+    if (c.ev.worst_config.empty()) c.ev.point_at(config, sample, s.seed, in_hash);
+    return Step::next();
+  }
   CaseResult& res = c.ev.result();
   res.signatures = {*o.failure};
   res.input_hash = hex64(in_hash);
@@ -40,7 +51,7 @@ Step confirm_unwritten(CaseRun& c, ConfigRun& cr, Sample& s) {
   Call again = s.inputs;
   poison_outputs(c.op, again, Fill::kSentinel);
   const isolate::Outcome o = c.worker.run(again);
-  if (o.failure) return Step::worker_failed(c, o, cr.ce.config, s.index, s.in_hash);
+  if (o.failure) return Step::worker_failed(c, cr, o, s, s.in_hash);
   if (!o.status.ok()) return Step::next();
   const std::vector<std::uint8_t> still = fill_mask(again.t(c.ev.first_failure->output), Fill::kSentinel);
   std::size_t propagated = 0;
@@ -105,7 +116,7 @@ Step check_stale_output(CaseRun& c, ConfigRun& cr, Sample& s, std::int64_t failu
       std::memcpy(call.tensors[k].raw(), fresh.tensors[k].raw(), call.tensors[k].nbytes());
   poison_outputs(c.op, call);
   const isolate::Outcome again = c.worker.run(call);
-  if (again.failure) return Step::worker_failed(c, again, cr.ce.config, s.index, inputs_hash(fresh));
+  if (again.failure) return Step::worker_failed(c, cr, again, s, inputs_hash(fresh));
   bool same = again.status.ok();
   for (std::size_t o = 0; o < before.size() && same; ++o) {
     const Tensor& out = call.t(s.oracle->output_names[o]);

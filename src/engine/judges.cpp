@@ -176,7 +176,7 @@ class PropertyJudge final : public Judge {
     if (Status ts = property_tolerance(c.contract.tolerance, c.op, s.call, &ctx); !ts.ok())
       return Step::end_case(Verdict::kUnderSpecified, ts.message());
     auto judged = property.check(ctx);
-    if (rerun_failure) return Step::worker_failed(c, *rerun_failure, cr.ce.config, s.index, s.in_hash);
+    if (rerun_failure) return Step::worker_failed(c, cr, *rerun_failure, s, s.in_hash);
     if (!judged.ok()) {
       const Status& js = judged.status();
       if (js.code() == StatusCode::kUnimplemented) {

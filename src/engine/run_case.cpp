@@ -459,7 +459,7 @@ Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
     poison_outputs(c.op, s.call);
     bool timed = true;
     const isolate::Outcome outcome = judge.worker_for(c, run, &timed).run(s.call);
-    if (outcome.failure) return Step::worker_failed(c, outcome, cr.ce.config, s.index, s.in_hash);
+    if (outcome.failure) return Step::worker_failed(c, cr, outcome, s, s.in_hash);
     const Status& status = outcome.status;
     s.selected_path = outcome.path;
     s.selected_reason = outcome.path_reason;

@@ -5,7 +5,10 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
+
+#include "kc/enum_table.h"
 
 namespace kc {
 
@@ -258,6 +261,34 @@ Result<ShapeClass> parse_shape_class(std::string_view text) {
   return sc;
 }
 
+Result<std::vector<CpuFeature>> declared_device_capability(const Declaration& decl) {
+  const std::string text = decl.get("device_capability");
+  std::vector<CpuFeature> needs;
+  std::string words = text;
+  for (char& ch : words)
+    if (ch == ',') ch = ' ';
+  std::istringstream in(words);
+  std::string word;
+  bool any = false;
+  while (in >> word) {
+    if (iequals(word, "and")) continue;
+    if (iequals(word, "any")) {
+      any = true;
+      continue;
+    }
+    const std::optional<CpuFeature> f = find_cpu_feature(word);
+    if (!f) {
+      std::string known;
+      for (const CpuFeatureInfo& i : cpu_feature_table()) known += (known.empty() ? "" : ", ") + std::string(i.name);
+      return invalid_argument("device_capability = " + text + ": '" + word + "' is not a CPU feature kc knows (" +
+                              known + ")");
+    }
+    needs.push_back(*f);
+  }
+  if (any && !needs.empty()) return invalid_argument("device_capability = " + text + ": 'any' stands alone");
+  return needs;
+}
+
 Result<CapabilityGap> capability_gap(const Declaration& decl, const Call& call) {
   KC_ASSIGN_OR_RETURN(const ShapeClass sc, parse_shape_class(decl.shape_class));
   for (const ShapeCondition& c : sc.conditions) {
@@ -313,6 +344,10 @@ Result<CapabilityGap> capability_gap(const Declaration& decl, const Call& call) 
                                               alignment + " needs " + std::to_string(need)};
     }
   }
+  KC_ASSIGN_OR_RETURN(const std::vector<CpuFeature> device, declared_device_capability(decl));
+  if (const std::string missing = missing_cpu_features(device); !missing.empty())
+    return CapabilityGap{"device_capability",
+                         "this CPU lacks " + missing + " (device_capability = " + decl.get("device_capability") + ")"};
   KC_ASSIGN_OR_RETURN(const std::optional<std::int64_t> need, declared_workspace(decl, call));
   if (need && call.has(kWorkspaceTensor)) {
     const std::int64_t given = call.t(kWorkspaceTensor).numel();

@@ -1,10 +1,12 @@
 // End-to-end: the capability contracts (contracts/capability) separate their
 // calibration trios, name the violation with the declaration it breaks (a
-// shape class, an alignment), and
+// shape class, an alignment, the CPU features a kernel executes), and
 // report oneDNN's strict kernel under a bf16 request as a fallback with its
 // reason (where the oneDNN backend is built).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "cli_util.h"
@@ -16,10 +18,17 @@ using kc_cli_test::run_kc;
 
 std::string src(const std::string& rel) { return std::string(KC_SOURCE_DIR) + "/" + rel; }
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 TEST(CapabilityCli, EveryCapabilityContractSeparatesItsTrio) {
   const CommandRun r = run_kc("calibrate " + src("contracts/capability"));
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("18 of 18 calibration states right"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("21 of 21 calibration states right"), std::string::npos) << r.out;
 }
 
 TEST(CapabilityCli, AQuietWrongResultOutsideTheClassIsNamedWithTheKeyItBreaks) {
@@ -51,6 +60,38 @@ TEST(CapabilityCli, AMisalignedOperandReadQuietlyIsNamedWithItsPlacement) {
   EXPECT_NE(r.out.find("3 conforming, 1 violation"), std::string::npos) << r.out;
   // The repro line carries the placement.
   EXPECT_NE(r.out.find("misalign_A="), std::string::npos) << r.out;
+}
+
+// A kernel killed by SIGILL on a CPU with every feature it declares executed
+// an instruction its declaration does not name; one killed by SIGILL on a CPU
+// without a declared feature should have raised as it declares. Both are
+// CAPABILITY_VIOLATION(device_capability); the raising twin conforms.
+TEST(CapabilityCli, AnIllegalInstructionBreaksTheDeclaredDeviceCapability) {
+  const CommandRun r = run_kc("check " + src("contracts/capability/KC-CAP-DEVICE-01.kc") +
+                              " --impl calib.cap_device_ud2 --impl calib.cap_device_sse2"
+                              " --impl calib.cap_device_amx_raise --impl calib.cap_device_amx_ud2");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("violation KC-CAP-DEVICE-01 × calib.cap_device_ud2: CAPABILITY_VIOLATION(device_capability)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("killed by SIGILL (an instruction the CPU does not execute) on a CPU with every feature"),
+            std::string::npos)
+      << r.out;
+  // Only K = 256 takes the long-K path: the repro line names that config.
+  EXPECT_NE(r.out.find("K=256"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("× calib.cap_device_sse2:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("× calib.cap_device_amx_raise:"), std::string::npos) << r.out;
+  const bool amx = read_file("/proc/cpuinfo").find(" amx_tile") != std::string::npos;
+  if (amx) {
+    EXPECT_NE(r.out.find("3 conforming, 1 violation"), std::string::npos) << r.out;
+  } else {
+    EXPECT_NE(
+        r.out.find("violation KC-CAP-DEVICE-01 × calib.cap_device_amx_ud2: CAPABILITY_VIOLATION(device_capability)"),
+        std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("this CPU lacks AMX-TILE"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("2 conforming, 2 violation"), std::string::npos) << r.out;
+  }
 }
 
 // workspace_bytes gives the call a guarded workspace tensor: a kernel that

@@ -3,13 +3,16 @@
 // path patterns, the path a kernel reports travelling through the worker, and
 // `declared_policy unsupported` / `declared_policy path` deciding the
 // behaviours a kernel can show outside and inside its capability.
+#include "kc/capability.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
-#include "kc/capability.h"
+#include "kc/cpu_features.h"
 #include "kc/engine.h"
 #include "kc/isolate.h"
 #include "kc/lang.h"
@@ -24,8 +27,7 @@ Call matmul_call(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t ld
   c.config.params = {{"M", std::to_string(m)}, {"N", std::to_string(n)}, {"K", std::to_string(k)}};
   c.names = {"A", "B", "C"};
   c.roles = {Role::kIn, Role::kIn, Role::kOut};
-  c.tensors = {Tensor(DType::kF32, {m, k}, {k + lda_pad, 1}), Tensor(DType::kF32, {k, n}),
-               Tensor(DType::kF32, {m, n})};
+  c.tensors = {Tensor(DType::kF32, {m, k}, {k + lda_pad, 1}), Tensor(DType::kF32, {k, n}), Tensor(DType::kF32, {m, n})};
   return c;
 }
 
@@ -82,6 +84,43 @@ TEST(CapabilityDeclaration, ContiguousLayoutsExcludeAPaddedLeadingDimension) {
   EXPECT_FALSE(capability_gap(d, matmul_call(16, 16, 16)).ok());
 }
 
+TEST(CapabilityDeclaration, DeviceCapabilityNamesFeaturesOfTheOneTable) {
+  Declaration d;
+  EXPECT_TRUE(declared_device_capability(d)->empty());  // undeclared: no need
+  d.extra["device_capability"] = "any";
+  EXPECT_TRUE(declared_device_capability(d)->empty());
+  d.extra["device_capability"] = "SSE2 and fma, avx512f";  // any case, `and` or commas
+  const auto three = declared_device_capability(d);
+  ASSERT_TRUE(three.ok()) << three.status().message();
+  EXPECT_EQ(*three, (std::vector<CpuFeature>{CpuFeature::kSse2, CpuFeature::kFma, CpuFeature::kAvx512F}));
+  d.extra["device_capability"] = "avx1024";
+  const auto unknown = declared_device_capability(d);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("'avx1024' is not a CPU feature kc knows"), std::string::npos);
+  EXPECT_FALSE(capability_gap(d, matmul_call(16, 16, 16)).ok());  // cannot judge, not "inside"
+  d.extra["device_capability"] = "any and avx2";
+  EXPECT_FALSE(declared_device_capability(d).ok());
+  for (const CpuFeatureInfo& f : cpu_feature_table()) EXPECT_EQ(find_cpu_feature(f.name), f.feature) << f.name;
+}
+
+TEST(CapabilityDeclaration, ACpuWithoutADeclaredFeatureIsOutside) {
+  Declaration d;
+  d.extra["device_capability"] = "sse2";  // every x86-64 CPU
+#if defined(__x86_64__)
+  EXPECT_TRUE(capability_gap(d, matmul_call(16, 16, 16))->inside());
+#endif
+  const CpuFeatureInfo* absent = nullptr;
+  for (const CpuFeatureInfo& f : cpu_feature_table())
+    if (!cpu_has(f.feature)) absent = &f;
+  if (!absent) GTEST_SKIP() << "this CPU has every feature kc names";
+  d.extra["device_capability"] = std::string("sse2 and ") + absent->name;
+  const auto gap = capability_gap(d, matmul_call(16, 16, 16));
+  ASSERT_TRUE(gap.ok()) << gap.status().message();
+  EXPECT_EQ(gap->key, "device_capability");
+  EXPECT_NE(gap->why.find("this CPU lacks"), std::string::npos) << gap->why;
+  EXPECT_EQ(missing_cpu_features({CpuFeature::kSse2, absent->feature}).find("SSE2"), std::string::npos);
+}
+
 TEST(CapabilityDeclaration, PathPatternsMatchWholeNamesWithStarsAndAlternatives) {
   EXPECT_TRUE(path_matches("*bf16*|*amx*", "brg:avx512_core_bf16"));
   EXPECT_TRUE(path_matches("*bf16*|*amx*", "brg:avx512_core_amx"));
@@ -103,9 +142,9 @@ TEST(CapabilityDeclaration, AReportedPathIsTakenOnce) {
 // --- The judges, through run_case.
 
 enum class Behaviour {
-  kRight,          ///< a correct GEMM on every shape
-  kWholeTiles,     ///< the 16-tile kernel on every shape: remainders lost, no error
-  kRaise,          ///< raises outside multiples of 16
+  kRight,       ///< a correct GEMM on every shape
+  kWholeTiles,  ///< the 16-tile kernel on every shape: remainders lost, no error
+  kRaise,       ///< raises outside multiples of 16
 };
 
 /// A matmul impl with a declaration the test writes and a kernel of one behaviour.
@@ -426,15 +465,13 @@ class AlignImpl : public Impl {
     const auto addr = reinterpret_cast<std::uintptr_t>(a.raw());
     const bool off = addr % 16 != 0;
     if (off && b_ == Aligned::kRaise) return kernel_raised("A is not 16-byte aligned");
-    const float* pa = off && b_ == Aligned::kSilent ? reinterpret_cast<const float*>(addr / 16 * 16)
-                                                      : a.data<float>();
+    const float* pa = off && b_ == Aligned::kSilent ? reinterpret_cast<const float*>(addr / 16 * 16) : a.data<float>();
     const std::int64_t m = a.dim(0), k = a.dim(1), n = b.dim(1);
     const std::int64_t k_end = off && b_ == Aligned::kAnyButWrong ? k - 1 : k;
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         double acc = 0;
-        for (std::int64_t p = 0; p < k_end; ++p)
-          acc += static_cast<double>(pa[i * k + p]) * b.data<float>()[p * n + j];
+        for (std::int64_t p = 0; p < k_end; ++p) acc += static_cast<double>(pa[i * k + p]) * b.data<float>()[p * n + j];
         c.data<float>()[i * n + j] = static_cast<float>(acc);
       }
     return ok_status();
