@@ -3,6 +3,10 @@
 
 #include <cctype>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace kc {
 
 namespace {
@@ -37,6 +41,30 @@ bool iequal(std::string_view a, std::string_view b) {
     if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
   return true;
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+// For the features not every compiler's __builtin_cpu_supports names (clang
+// 14 knows neither f16c nor AMX): the CPUID bit, and the register state the
+// OS enables in XCR0 (AVX: XMM and YMM, bits 1-2; AMX: XTILECFG and
+// XTILEDATA, bits 17-18), as the SDM describes them.
+enum Reg { kEax, kEbx, kEcx, kEdx };
+
+bool cpuid_bit(unsigned leaf, unsigned subleaf, Reg reg, int bit) {
+  unsigned r[4] = {};
+  if (!__get_cpuid_count(leaf, subleaf, &r[kEax], &r[kEbx], &r[kEcx], &r[kEdx])) return false;
+  return (r[reg] >> bit) & 1u;
+}
+
+bool os_enables(unsigned long long state) {
+  if (!cpuid_bit(1, 0, kEcx, 27)) return false;  // OSXSAVE: XGETBV is available
+  unsigned lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  const unsigned long long xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
+  return (xcr0 & state) == state;
+}
+
+constexpr unsigned long long kAvxState = 0x6, kAmxState = 0x3ull << 17;
+#endif
 
 }  // namespace
 
@@ -76,7 +104,7 @@ bool cpu_has(CpuFeature f) {
     case CpuFeature::kFma4:
       return __builtin_cpu_supports("fma4") != 0;
     case CpuFeature::kF16c:
-      return __builtin_cpu_supports("f16c") != 0;
+      return cpuid_bit(1, 0, kEcx, 29) && os_enables(kAvxState);
     case CpuFeature::kBmi:
       return __builtin_cpu_supports("bmi") != 0;
     case CpuFeature::kBmi2:
@@ -98,9 +126,9 @@ bool cpu_has(CpuFeature f) {
     case CpuFeature::kAvx512Bf16:
       return __builtin_cpu_supports("avx512bf16") != 0;
     case CpuFeature::kAmxTile:
-      return __builtin_cpu_supports("amx-tile") != 0;
+      return cpuid_bit(7, 0, kEdx, 24) && os_enables(kAmxState);
     case CpuFeature::kAmxBf16:
-      return __builtin_cpu_supports("amx-bf16") != 0;
+      return cpuid_bit(7, 0, kEdx, 22) && os_enables(kAmxState);
   }
 #else
   (void)f;
