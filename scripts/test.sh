@@ -34,9 +34,10 @@ if [ -n "${KC_FORMAT_BASE:-}" ]; then scripts/check-format.sh --changed "$KC_FOR
 if [ "$quick" -eq 0 ]; then
   step "unit tests under ASan + UBSan"
   cmake --preset asan >/dev/null
-  # Only what `ctest -L unit` runs (the kc_unit_tests target): the CLI tests,
+  # The unit tests of kc's own modules (kc_sanitizer_unit_tests, tests/CMakeLists.txt):
+  # the torch, oneDNN, MPI, OpenCL and CUDA adapters' tests, the CLI tests,
   # goldens and install test run against the ci build below.
-  cmake --build --preset asan -j "$jobs" --target kc_unit_tests
+  cmake --build --preset asan -j "$jobs" --target kc_sanitizer_unit_tests
   # Leak checking is off: LeakSanitizer's tracer crashes (signal 11) on the
   # OpenMP worker threads of Debian's BLIS at exit. Memory errors and UB are checked.
   # Left out here, and run in the ci build below (scripts/unit-remainder.py):
