@@ -27,7 +27,7 @@ namespace kc {
 Status register_builtin_backends(BackendRegistry& registry, const BackendOptions& options) {
   using Factory = std::function<std::unique_ptr<Backend>()>;
   // The one table of built-in backends, in `kc backends` order. Registration is
-  // explicit: static self-registration is dropped by linkers (STYLE.md).
+  // explicit: static self-registration is dropped by linkers.
   const Factory table[] = {
       backends::make_ref_backend,
       backends::make_openblas_backend,

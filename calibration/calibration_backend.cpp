@@ -16,7 +16,7 @@ Declaration calib_decl(std::string name, std::string op, std::string description
   d.oob = OobPolicy::kUndefined;
   d.description = std::move(description);
   d.source = "calibration/ (deliberate, documented behaviour; see docs/classes/)";
-  d.broken_on_purpose = "calibration impl: wrong on purpose, to calibrate kc (DESIGN.md §5)";
+  d.broken_on_purpose = "calibration impl: wrong on purpose, to calibrate kc (docs/calibration.md)";
   return d;
 }
 

@@ -1,6 +1,6 @@
 // kc — the `calibration` backend: for every contract class, a trio of impls
 // (baseline, bad, good) that proves the contract can tell bad from good
-// (DESIGN.md §5, docs/classes/). These kernels are deliberately wrong in
+// (docs/classes/). These kernels are deliberately wrong in
 // documented ways; they exist to calibrate kc, never to be used.
 #pragma once
 

@@ -4,9 +4,11 @@
   scripts/module-boundaries.py includes [-v]    cross-module private includes
   scripts/module-boundaries.py functions [N]    function bodies longer than N lines (150)
   scripts/module-boundaries.py prints           writes to stdout/stderr in library code
-  scripts/module-boundaries.py check            all three as a gate (ctest ModuleBoundaries):
-                                                exit 1 on a private include, a library print or
-                                                a long function that is not a flat table
+  scripts/module-boundaries.py pointers         text that points at documents outside the repository
+  scripts/module-boundaries.py check            all four as a gate (ctest ModuleBoundaries):
+                                                exit 1 on a private include, a library print,
+                                                a long function that is not a flat table or an
+                                                outside pointer
 
 Run from the repository root. Modules are the static libraries CMakeLists.txt
 builds: kc_core (src/core, src/measure), kc_lang, kc_ops, kc_backends
@@ -173,6 +175,27 @@ def prints():
     return count
 
 
+def outside_pointers():
+    """The repository stands on its own: code, contracts, docs and scripts
+    cite docs/ and upstream sources, never the design notes kc grew from."""
+    pattern = re.compile('DESIGN' + r'\.md|STYLE' + r'\.md|\.\./' + 'shared/')
+    count = 0
+    for top in ('src', 'include', 'backends', 'calibration', 'tools', 'python', 'contracts', 'docs', 'tests',
+                'scripts', 'bench', 'examples', 'README.md', 'CMakeLists.txt'):
+        paths = [top] if os.path.isfile(top) else (os.path.join(d, f) for d, _, fs in os.walk(top) for f in sorted(fs))
+        for path in paths:
+            try:
+                text = open(path, encoding='utf-8').read()
+            except (UnicodeDecodeError, OSError):
+                continue
+            for n, line in enumerate(text.splitlines(), 1):
+                if pattern.search(line):
+                    print(f'{path}:{n}: {line.strip()[:100]}')
+                    count += 1
+    print(f'{count} pointers to documents outside the repository')
+    return count
+
+
 if __name__ == '__main__':
     what = sys.argv[1] if len(sys.argv) > 1 else 'includes'
     if what == 'includes':
@@ -181,8 +204,10 @@ if __name__ == '__main__':
         long_functions(int(sys.argv[2]) if len(sys.argv) > 2 else 150)
     elif what == 'prints':
         prints()
+    elif what == 'pointers':
+        outside_pointers()
     elif what == 'check':
-        bad = private_includes(True) + long_functions(150, gate=True) + prints()
+        bad = private_includes(True) + long_functions(150, gate=True) + prints() + outside_pointers()
         sys.exit(1 if bad else 0)
     else:
         sys.exit(__doc__)

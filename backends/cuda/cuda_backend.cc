@@ -1,6 +1,6 @@
 // kc — the cuda backend (see cuda_backend.h).
 //
-// Every impl follows one procedure (DESIGN.md §7): copy the call's tensors to
+// Every impl follows one procedure (docs/backends/cuda.md): copy the call's tensors to
 // guarded device buffers it owns (outputs pre-filled with NaN), run, check
 // the launch (cudaGetLastError + cudaDeviceSynchronize), check the canaries
 // and the read-only inputs, copy the outputs back. Vendor errors become a
@@ -605,7 +605,7 @@ std::vector<std::shared_ptr<const Impl>> make_impls(const std::shared_ptr<CudaCo
     d.set("broken_on_purpose",
           "mis-declared on purpose (C-ORD-02 must catch it): graded only when an --impl filter names it", nullptr);
     d.source =
-        "deliberately mis-declared copy of cuda.sum_atomic (DESIGN.md C-ORD-02 example: "
+        "deliberately mis-declared copy of cuda.sum_atomic (the C-ORD-02 example, docs/classes/C-ORD-02.md: "
         "atomic-add reduction declared BITWISE)";
     add(std::move(d), run_sum_atomic);
   }

@@ -2,7 +2,7 @@
 //
 // Layout of one allocation: [front band | user bytes | back band]. Each band is
 // canary::kBandBytes of a position-dependent byte pattern written before the kernel
-// runs and compared after it (DESIGN.md §7: "buffers are surrounded by guard
+// runs and compared after it (docs/isolation.md: "buffers are surrounded by guard
 // canaries"). A kernel that writes past either end of its buffer changes the
 // band; check_guards() reports it as kCrashed "GUARD_OVERWRITTEN(<name>,
 // before|after): ..." (the band pattern and check are include/kc/canary.h's,

@@ -1,4 +1,4 @@
-// kc — canary bands for device buffers (DESIGN.md §7, issue #5 validation layer).
+// kc — canary bands for device buffers (docs/isolation.md).
 //
 // A device backend cannot put a PROT_NONE page next to device memory the way
 // the CPU worker does (src/isolate/guard.h), so it allocates every buffer

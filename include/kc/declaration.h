@@ -1,4 +1,4 @@
-// kc — what an impl states about itself (DESIGN.md §4.2).
+// kc — what an impl states about itself (docs/language.md).
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-// kc — the conformance engine: plan, execute, judge (DESIGN.md §3).
+// kc — the conformance engine: plan, execute, judge (docs/architecture.md).
 //
 // A contract's protocol runs against impls; every case yields a Verdict with
 // Evidence, zero or more named Signatures, and a one-line repro command.

@@ -1,5 +1,5 @@
 // kc — isolation: the kernel under test runs in a worker process, on guarded
-// buffers, under a wall-clock timeout and a memory limit (DESIGN.md §7).
+// buffers, under a wall-clock timeout and a memory limit (docs/isolation.md).
 //
 // A crash, a hang, a memory blow-up or a write outside a buffer becomes an
 // Outcome with a named signature (CRASH(SIGSEGV), TIMEOUT(2s), MEMORY_LIMIT(4GiB),

@@ -1,4 +1,4 @@
-// kc — the typed model of a contract's eight parts (DESIGN.md §4).
+// kc — the typed model of a contract's eight parts (docs/language.md).
 //
 // Both front ends (.kc text and YAML) produce this model; fmt prints it back;
 // the engine runs it. Every clause keeps its source text and location, so a

@@ -1,4 +1,4 @@
-// kc — ops: what a mathematical operation is to kc (DESIGN.md §2, STYLE.md).
+// kc — ops: what a mathematical operation is to kc (docs/ops.md).
 //
 // An op owns its tensor signature, its config parameters, its input
 // generators and probes, its oracle, and its error model. The engine only

@@ -1,4 +1,4 @@
-// kc — physical floors on kernel time (DESIGN.md §7: timing is sanity-checked
+// kc — physical floors on kernel time (docs/judge.md: timing is sanity-checked
 // against the device peak). A host kernel reported faster than the floor did
 // not do the work: it returned a cached or stale result, or its timing is
 // wrong. That is a violation (TIMING_IMPLAUSIBLE), not a speed-up.

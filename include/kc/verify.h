@@ -1,5 +1,5 @@
 // kc — fast verification of a GEMM result without an O(n^3) oracle
-// (DESIGN.md §6, docs/verify.md).
+// (docs/verify.md).
 //
 // Two checks, combined:
 //   * Freivalds: k random probe vectors x_p, batched as thin products, compare
@@ -99,7 +99,7 @@ struct Options {
   bool keep_row_bounds = false;           ///< fill Result::row_bounds (benchmarks, tests)
 };
 
-/// The outcome: data, not an error (STYLE.md "test outcomes are data").
+/// The outcome: data, not an error.
 struct Result {
   bool pass = true;
   Method method = Method::kFreivaldsAndSampled;  ///< the check that decided the verdict

@@ -92,7 +92,7 @@ std::vector<Entry> select_impls(const std::vector<std::shared_ptr<const Impl>>& 
     if (!selected(request.impls, d.name) || !selected(suite_impls, d.name) || !selected(request.backends, d.backend))
       continue;
     // Impls broken on purpose (Declaration::broken_on_purpose: calibration
-    // impls, which calibrate kc, DESIGN.md §5; incident replays) are graded
+    // impls, which calibrate kc, docs/calibration.md; incident replays) are graded
     // only when a filter names them, e.g. --impl 'calib.*' or --impl 'opencl.incident.*'.
     if (request.impls.empty() && !named_by_prefix(suite_impls, d.name) && !d.broken_on_purpose.empty()) continue;
     const BackendInfo* info = nullptr;

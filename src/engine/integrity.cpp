@@ -1,5 +1,5 @@
 // kc — integrity checks around a kernel's call that no contract needs to name
-// (DESIGN.md §7): untouched inputs, outputs the kernel really wrote, outputs
+// (docs/judge.md): untouched inputs, outputs the kernel really wrote, outputs
 // that follow their inputs, times a machine can reach.
 #include <algorithm>
 #include <cmath>

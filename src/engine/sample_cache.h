@@ -11,7 +11,7 @@
 // of N times. Entries are evicted least-recently-used beyond a byte budget.
 //
 // Oracle answers are the one thing a kernel under test must never find in its
-// memory (a worker is a fork of kc; DESIGN.md §7, isolate::OracleScope). The
+// memory (a worker is a fork of kc; docs/isolation.md, isolate::OracleScope). The
 // cache keeps their values in mappings advised MADV_WIPEONFORK: a worker
 // forked while they are cached sees zeros there. Where the kernel refuses the
 // advice, answers are not cached (inputs still are: the kernel gets them anyway).

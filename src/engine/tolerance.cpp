@@ -1,4 +1,4 @@
-// kc — tolerances as per-element allowed errors and ratios (DESIGN.md §6).
+// kc — tolerances as per-element allowed errors and ratios (docs/judge.md).
 #include <cmath>
 #include <limits>
 

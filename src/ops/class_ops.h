@@ -1,5 +1,5 @@
 // kc — the ops the twelve contract classes need beyond the core set
-// (DESIGN.md §5): row statistics, fused matmul, unary elementwise functions,
+// (docs/classes/): row statistics, fused matmul, unary elementwise functions,
 // indexing, simulated collectives and a short training run.
 #pragma once
 

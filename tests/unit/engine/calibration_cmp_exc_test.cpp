@@ -1,7 +1,7 @@
 // The compiler-induced (C-CMP-01..03) and exceptional-value (C-EXC-01..02)
 // class contracts, each run against its calibration trio: the baseline fails
 // the visible test, the bad impl passes it and is caught with the contract's
-// signature, the good impl conforms (test the tester, STYLE.md).
+// signature, the good impl conforms (test the tester).
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,7 +1,7 @@
 // The ordering class contracts (C-ORD-01..03), each run against its
 // calibration trio: the baseline fails the visible test, the bad impl passes
 // it and is caught with the contract's signature, the good impl conforms
-// (test the tester, STYLE.md). Plus the signatures' details and the wire
+// (test the tester). Plus the signatures' details and the wire
 // precision classifier on its own.
 #include <gtest/gtest.h>
 

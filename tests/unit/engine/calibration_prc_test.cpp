@@ -1,7 +1,7 @@
 // The precision class contracts (C-PRC-01..04), each run against its
 // calibration trio: the baseline fails the visible test, the bad impl passes
 // it and is caught with the contract's signature, the good impl conforms
-// (test the tester, STYLE.md). Plus the `offset` probe the C-PRC-02 protocol
+// (test the tester). Plus the `offset` probe the C-PRC-02 protocol
 // uses, and the denormal judge seen from both declarations.
 #include <gtest/gtest.h>
 

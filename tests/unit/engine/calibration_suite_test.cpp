@@ -1,5 +1,5 @@
-// Every shipped contract is three-state calibrated (test the tester,
-// STYLE.md): `kc calibrate contracts` over the whole standard suite finds a
+// Every shipped contract is three-state calibrated (test the tester):
+// `kc calibrate contracts` over the whole standard suite finds a
 // calibration block for every contract, every named impl exists, and every
 // row shows the state its role requires (the baseline fails the visible
 // test, the bad impl passes it and is caught with one of the contract's

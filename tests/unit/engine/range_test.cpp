@@ -2,7 +2,7 @@
 // the values where they say (squares or sums leave the format, the exact
 // result does not), the classifier names what an unscaled kernel does there
 // (OVERFLOW_TO_INF, UNDERFLOW_TO_ZERO, UNDERFLOW_FLOOR) and nothing else, and
-// each contract's trio shows its three states (test the tester, STYLE.md).
+// each contract's trio shows its three states (test the tester).
 #include <gtest/gtest.h>
 
 #include <cfloat>

@@ -1,6 +1,6 @@
 // Shared by the class calibration tests: a contract's trio run through
-// `kc calibrate`'s engine, with every state asserted (test the tester,
-// STYLE.md), and one class contract run against one impl.
+// `kc calibrate`'s engine, with every state asserted (test the tester),
+// and one class contract run against one impl.
 #pragma once
 
 #include <gtest/gtest.h>
