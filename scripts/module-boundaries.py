@@ -180,8 +180,9 @@ def outside_pointers():
     cite docs/ and upstream sources, never the design notes kc grew from."""
     pattern = re.compile('DESIGN' + r'\.md|STYLE' + r'\.md|\.\./' + 'shared/')
     count = 0
-    for top in ('src', 'include', 'backends', 'calibration', 'tools', 'python', 'contracts', 'docs', 'tests',
-                'scripts', 'bench', 'examples', 'README.md', 'CMakeLists.txt'):
+    for top in ('src', 'include', 'backends', 'calibration', 'tools', 'python', 'bindings', 'contracts', 'docs',
+                'tests', 'scripts', 'bench', 'examples', 'cmake', 'deploy', 'schemas', '.ci', 'README.md',
+                'CMakeLists.txt', 'CMakePresets.json'):
         paths = [top] if os.path.isfile(top) else (os.path.join(d, f) for d, _, fs in os.walk(top) for f in sorted(fs))
         for path in paths:
             try:

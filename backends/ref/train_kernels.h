@@ -1,4 +1,4 @@
-// kc — `ref` kernels of the training ops (issue #6): cross_entropy, kd_loss,
+// kc — `ref` kernels of the training ops (docs/transformer-training.md): cross_entropy, kd_loss,
 // adamw_step, grad_accum, slerp, prune_magnitude, prune_wanda, bpe_roundtrip.
 // Plain FP32 loops in natural order, like every ref kernel; the ref backend
 // wraps each in its RefImpl (backends/ref/ref_backend.cpp).

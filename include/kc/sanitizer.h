@@ -1,4 +1,4 @@
-// kc — NVIDIA compute-sanitizer behind one flag (issue #5 validation layer;
+// kc — NVIDIA compute-sanitizer behind one flag (the validation layer;
 // docs/verify.md "compute-sanitizer", docs/backends/cuda.md).
 //
 // `kc check ... --compute-sanitizer memcheck|initcheck|racecheck` grades the

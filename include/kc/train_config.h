@@ -1,4 +1,4 @@
-// kc — training-configuration algebra (issue #6, docs/transformer-training.md).
+// kc — training-configuration algebra (docs/transformer-training.md).
 //
 // A YAML training config is checked before any compute is spent:
 //   steps_per_epoch = floor(sequences / batch_size / gradient_accumulation)

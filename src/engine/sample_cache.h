@@ -1,5 +1,5 @@
 // kc — inputs and oracle answers shared by the impls of one check run
-// (issue #7 "suite throughput", docs/verify.md "Suite throughput").
+// (docs/verify.md, "Suite throughput").
 //
 // A sample's inputs depend only on the contract, the config, the sample index
 // and the run's seed (plan.h case_seed: independent of the impl), so every impl

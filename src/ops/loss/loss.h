@@ -1,4 +1,4 @@
-// kc — training losses over logits (issue #6, docs/transformer-training.md).
+// kc — training losses over logits (docs/transformer-training.md).
 //
 // cross_entropy: logits z {rows, cols}, target {rows} (I64 class indices) ->
 //   loss {rows}   loss_i = logsumexp(z_i) - z_i[t_i]     (per row, no reduction)

@@ -1,4 +1,4 @@
-// kc — model merging and pruning (issue #6, docs/transformer-training.md).
+// kc — model merging and pruning (docs/transformer-training.md).
 //
 // slerp: a, b {n} -> y {n}, param t. mergekit's SLERP: the angle from the
 //   normalised vectors, d = clamp(â·b̂, -1, 1), θ = acos d;

@@ -1,4 +1,4 @@
-// kc — one AdamW optimizer step (issue #6, docs/transformer-training.md).
+// kc — one AdamW optimizer step (docs/transformer-training.md).
 //
 // adamw_step: param, m, v {n} (kInOut, updated in place), grad {n} (kIn);
 // params step (t >= 1), lr, beta1, beta2, eps, weight_decay. The semantics are

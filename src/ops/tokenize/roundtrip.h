@@ -1,5 +1,5 @@
 // kc — bpe_roundtrip: a tokenizer's decode(encode(x)) on a batch of byte
-// strings (issue #6, docs/transformer-training.md).
+// strings (docs/transformer-training.md).
 //
 // Tensors: x {rows, len} I64 byte values 0..255 (kIn); y {rows, 4 len} I64
 // (kOut): each row's decoded bytes, then -1 to the end of the row (room for

@@ -1,4 +1,4 @@
-// kc — gradient accumulation (issue #6, docs/transformer-training.md).
+// kc — gradient accumulation (docs/transformer-training.md).
 //
 // grad_accum: W {features, outputs}, X {batch, features}, Y {batch, outputs}
 // -> G {features, outputs}, the gradient of the mean squared error of the
