@@ -333,8 +333,7 @@ std::string device_capability_crash(const CaseRun& c, const isolate::Outcome& o)
   if (missing.empty())
     return "the kernel was killed by SIGILL (an instruction the CPU does not execute) on a CPU with every feature " +
            c.decl.name + " declares (device_capability = " + declared +
-           "): it executes an instruction its "
-           "declaration does not cover";
+           "): it executes an instruction its declaration does not cover";
   const std::string policy = declared_unsupported(c.decl);
   if (policy == "UNDEFINED") return "";
   return "outside the declared capability (this CPU lacks " + missing + ", device_capability = " + declared +
