@@ -27,6 +27,9 @@ std::string fmt_g4(double v);  ///< "%.4g"
 std::string hex64(std::uint64_t v);
 /// FNV-1a over the pure inputs (an in/out tensor is the impl's to overwrite).
 std::uint64_t inputs_hash(const Call& call);
+/// Whether every input tensor of `call` holds the same bytes as in `pristine`
+/// (the same call before the kernel ran): the INPUT_MUTATED test, exact.
+bool inputs_equal(const Call& call, const Call& pristine);
 
 /// Owns a case's evidence: every failure and every judged element is counted
 /// once, in its config and in the case's total together; signatures and notes
@@ -170,7 +173,13 @@ struct Sample {
   std::uint64_t seed = 0;
   Call call;     ///< the kernel's call: inputs, then what the kernel wrote
   Call inputs;   ///< pristine copy: re-runs, properties and fingerprints start from it
-  std::uint64_t in_hash = 0;
+  /// The inputs' checksum, as a failure's record cites it (computed from the
+  /// pristine inputs when first asked: most samples never need it).
+  std::uint64_t in_hash() const {
+    if (!in_hash_) in_hash_ = inputs_hash(inputs);
+    return *in_hash_;
+  }
+  mutable std::optional<std::uint64_t> in_hash_;
   std::optional<OracleResult> oracle;
   /// Under --fast, the bound the fast verifier judges with (the oracle is then
   /// computed only if it flags the sample); null otherwise.

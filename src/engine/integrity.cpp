@@ -36,7 +36,7 @@ Step Step::worker_failed(CaseRun& c, ConfigRun& cr, const isolate::Outcome& o, c
 }
 
 void check_inputs_untouched(CaseRun& c, ConfigRun& cr, const Sample& s) {
-  if (inputs_hash(s.call) == s.in_hash) return;
+  if (inputs_equal(s.call, s.inputs)) return;
   c.ev.fail_with(cr.ce, {sig::kInputMutated, {}}, "the impl modified an input tensor it does not own");
 }
 
@@ -51,7 +51,7 @@ Step confirm_unwritten(CaseRun& c, ConfigRun& cr, Sample& s) {
   Call again = s.inputs;
   poison_outputs(c.op, again, Fill::kSentinel);
   const isolate::Outcome o = c.worker.run(again);
-  if (o.failure) return Step::worker_failed(c, cr, o, s, s.in_hash);
+  if (o.failure) return Step::worker_failed(c, cr, o, s, s.in_hash());
   if (!o.status.ok()) return Step::next();
   const std::vector<std::uint8_t> still = fill_mask(again.t(c.ev.first_failure->output), Fill::kSentinel);
   std::size_t propagated = 0;
@@ -128,7 +128,7 @@ Step check_stale_output(CaseRun& c, ConfigRun& cr, Sample& s, std::int64_t failu
   c.ev.fail_with(cr.ce, {sig::kStaleOutput, {}},
                  "outputs stayed bit-identical when the inputs, at the same addresses, were re-filled "
                  "with new values that change the reference: a result cached by address, or never recomputed");
-  c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+  c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash());
   return Step::next();
 }
 

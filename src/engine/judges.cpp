@@ -120,7 +120,7 @@ class PolicyJudge final : public Judge {
     if (judged->pass) return Step::next();
     c.ev.fail(cr.ce, std::max<std::int64_t>(1, judged->mismatches));
     for (const auto& sg : judged->signatures) c.ev.add_signature(sg);
-    if (c.ev.worst_config.empty()) c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+    if (c.ev.worst_config.empty()) c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash());
     return Step::next();
   }
 };
@@ -176,7 +176,7 @@ class PropertyJudge final : public Judge {
     if (Status ts = property_tolerance(c.contract.tolerance, c.op, s.call, &ctx); !ts.ok())
       return Step::end_case(Verdict::kUnderSpecified, ts.message());
     auto judged = property.check(ctx);
-    if (rerun_failure) return Step::worker_failed(c, cr, *rerun_failure, s, s.in_hash);
+    if (rerun_failure) return Step::worker_failed(c, cr, *rerun_failure, s, s.in_hash());
     if (!judged.ok()) {
       const Status& js = judged.status();
       if (js.code() == StatusCode::kUnimplemented) {
@@ -211,7 +211,7 @@ class PropertyJudge final : public Judge {
       w.config = cr.ce.config;
       c.ev.result().evidence.worst = w;
       c.ev.property_evidence = property.name + ": " + po.evidence;
-      if (po.failures == 0) c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+      if (po.failures == 0) c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash());
     }
     if (po.failures == 0) return;
     // A finite residual beyond the bound is a failure of accuracy only.
@@ -219,7 +219,7 @@ class PropertyJudge final : public Judge {
     else c.ev.fail(cr.ce, po.failures);
     if (c.ev.first_property_failure.empty()) {
       c.ev.first_property_failure = property.name + ": " + po.evidence;
-      c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+      c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash());
     }
     c.ev.add_signature({sig::kPropertyViolated, {property.name}});
   }
@@ -368,7 +368,7 @@ class RepeatJudge final : public Judge {
                             : std::string("bitwise")) +
                        " (" + where + ")",
                    s.mismatched_runs);
-    c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+    c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash());
   }
   void end_case(CaseRun& c) const override {
     if (c.ev.any_run) c.ev.note(sweep_note(c));
@@ -545,7 +545,7 @@ class NumericJudge final : public Judge {
       w.metric = worst;
       w.config = cr.ce.config;
       c.ev.result().evidence.worst = w;
-      c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+      c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash());
     }
     if (failed_here && !c.ev.first_failure) {
       Observation obs;
@@ -560,7 +560,7 @@ class NumericJudge final : public Judge {
       describe_inputs(s.inputs, &obs);
       c.ev.first_failure = std::move(obs);
       c.ev.first_failure_inputs = s.inputs;
-      c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash);
+      c.ev.point_at(cr.ce.config, s.index, s.seed, s.in_hash());
       s.captured = true;
     }
     return Step::next();

@@ -8,10 +8,11 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "engine/case_run.h"
-#include "engine/poison.h"
 #include "engine/oracle_reference.h"
+#include "engine/poison.h"
 #include "engine/sample_cache.h"
 #include "kc/capability.h"
 #include "kc/metrics.h"
@@ -41,6 +42,17 @@ std::uint64_t inputs_hash(const Call& call) {
     h = (h ^ call.tensors[k].hash()) * 1099511628211ull;
   }
   return h;
+}
+
+bool inputs_equal(const Call& call, const Call& pristine) {
+  if (call.tensors.size() != pristine.tensors.size()) return false;
+  for (std::size_t k = 0; k < call.tensors.size(); ++k) {
+    if (call.roles[k] != Role::kIn) continue;
+    const Tensor& now = call.tensors[k];
+    const Tensor& was = pristine.tensors[k];
+    if (now.nbytes() != was.nbytes() || std::memcmp(now.raw(), was.raw(), now.nbytes()) != 0) return false;
+  }
+  return true;
 }
 
 namespace {
@@ -400,7 +412,6 @@ Step prepare_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, const Config&
       return Step::end_case(Verdict::kError, "cannot start the alternate stack's worker process: " + ws.message());
   if (Status ws = judge.prepare(c, s->call); !ws.ok())
     return Step::end_case(Verdict::kError, "cannot start a worker process: " + ws.message());
-  s->in_hash = inputs_hash(s->call);
   s->inputs = s->call;
   return Step::next();
 }
@@ -415,7 +426,9 @@ Step compute_oracle(CaseRun& c, Sample& s) {
     s.oracle = OracleResult{};
     return Step::next();
   }
-  auto oracle = s.reference(s.call);
+  // From the pristine inputs: by now the kernel has written its outputs (and
+  // an in/out tensor, such as GEMM's C under beta != 0, holds its result).
+  auto oracle = s.reference(s.inputs);
   if (!oracle.ok()) return Step::end_case(Verdict::kError, "oracle failed: " + oracle.status().message());
   s.oracle = std::move(*oracle);
   return Step::next();
@@ -451,15 +464,23 @@ void time_warm_calls(CaseRun& c, Sample& s) {
 }
 
 /// The kernel's invocations of one sample, each poisoned, run in the worker,
-/// checked and judged; then the per-sample integrity checks.
-Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
+/// checked and judged; then the per-sample integrity checks. The oracle's
+/// answer is computed when the first call has returned, under `oracle_scope`:
+/// while the kernel runs, other cases' workers may still be forked, and an
+/// in-process kernel's first call never has the answer in its memory.
+Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s,
+                std::optional<isolate::OracleScope>& oracle_scope) {
   const std::int64_t failures_before = cr.ce.failures;
   for (int run = 0; run < c.plan.invocations; ++run) {
     if (run > 0) s.call = s.inputs;
     poison_outputs(c.op, s.call);
     bool timed = true;
     const isolate::Outcome outcome = judge.worker_for(c, run, &timed).run(s.call);
-    if (outcome.failure) return Step::worker_failed(c, cr, outcome, s, s.in_hash);
+    if (!s.oracle) {
+      oracle_scope.emplace();
+      if (Step o = compute_oracle(c, s); o.kind == Step::Kind::kEndCase) return o;
+    }
+    if (outcome.failure) return Step::worker_failed(c, cr, outcome, s, s.in_hash());
     const Status& status = outcome.status;
     s.selected_path = outcome.path;
     s.selected_reason = outcome.path_reason;
@@ -471,7 +492,7 @@ Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
     // A config the impl turns down at run time is not a run: a case whose
     // every config is turned down is not_applicable, not "conforming" on
     // nothing compared (unless it also wrote into its inputs).
-    const bool mutated = inputs_hash(s.call) != s.in_hash;
+    const bool mutated = !inputs_equal(s.call, s.inputs);
     if (status.code() == StatusCode::kUnimplemented && !mutated) {
       cr.ce.note = "impl cannot run this config: " + status.message();
       break;
@@ -511,13 +532,13 @@ Step run_config(CaseRun& c, const Judge& judge, const Config& config, ConfigRun&
     const Step prepared = prepare_sample(c, judge, cr, config, index, &s);
     if (prepared.kind == Step::Kind::kEndCase) return prepared;
     if (prepared.kind == Step::Kind::kEndSample) break;
-    // From here to the end of the sample the oracle's answer is in memory: no
-    // other case's worker is forked meanwhile (kc/isolate.h, OracleScope).
-    const isolate::OracleScope oracle_scope;
     // kc's arithmetic is its own: whatever FP environment an in-process kernel left.
     const isolate::FpEnvScope fp_env;
-    if (Step o = compute_oracle(c, s); o.kind == Step::Kind::kEndCase) return o;
-    if (Step r = run_sample(c, judge, cr, s); r.kind == Step::Kind::kEndCase) return r;
+    // Held from the oracle's answer (computed once the kernel's first call
+    // returned) to the end of the sample: no other case's worker is forked
+    // meanwhile (kc/isolate.h, OracleScope).
+    std::optional<isolate::OracleScope> oracle_scope;
+    if (Step r = run_sample(c, judge, cr, s, oracle_scope); r.kind == Step::Kind::kEndCase) return r;
     if (!cr.ce.note.empty()) break;
   }
   check_timing_floor(c, cr);

@@ -2,12 +2,18 @@
 #include "isolate/fork_cost.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifndef MADV_COLLAPSE
@@ -68,22 +74,65 @@ std::vector<Region> anonymous_regions() {
   return out;
 }
 
+/// kB of one "Key:   123 kB" line of /proc/self/status; -1 if absent.
+std::int64_t status_kb(const std::string& status, const char* key) {
+  const std::size_t at = status.find(key);
+  if (at == std::string::npos) return -1;
+  return std::strtoll(status.c_str() + at + std::strlen(key), nullptr, 10);
+}
+
+/// The 2 MiB-aligned ranges of [begin, end) at least half resident (mincore),
+/// merged where adjacent: worth one huge page each. A range mostly untouched
+/// is left alone (collapsing it would make its untouched part resident).
+std::vector<std::pair<std::uintptr_t, std::uintptr_t>> resident_chunks(std::uintptr_t begin, std::uintptr_t end) {
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> out;
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec(kHugePage / page);
+  for (std::uintptr_t at = begin; at < end; at += kHugePage) {
+    if (mincore(reinterpret_cast<void*>(at), kHugePage, vec.data()) != 0) continue;
+    std::size_t resident = 0;
+    for (unsigned char v : vec) resident += v & 1;
+    if (resident * 2 < vec.size()) continue;
+    if (!out.empty() && out.back().second == at)
+      out.back().second = at + kHugePage;
+    else
+      out.emplace_back(at, at + kHugePage);
+  }
+  return out;
+}
+
+void collapse_pass() {
+  for (const Region& r : anonymous_regions()) {
+    if (!r.candidate || r.end - r.begin < kMinRegion) continue;
+    if (has_flag(r.flags, "nh") || has_flag(r.flags, "wf") || has_flag(r.flags, "dc")) continue;
+    const std::uintptr_t begin = (r.begin + kHugePage - 1) & ~(kHugePage - 1);
+    const std::uintptr_t end = r.end & ~(kHugePage - 1);
+    if (end <= begin) continue;
+    // Later faults in the region get huge pages too (a heap that grows in place).
+    if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE) != 0) continue;
+    for (const auto& [from, to] : resident_chunks(begin, end))
+      madvise(reinterpret_cast<void*>(from), to - from, MADV_COLLAPSE);
+  }
+}
+
 }  // namespace
 
 void collapse_for_fork() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (const Region& r : anonymous_regions()) {
-      if (!r.candidate || r.end - r.begin < kMinRegion) continue;
-      if (r.anonymous * 10 < (r.end - r.begin) * 9) continue;  // mostly untouched: nothing to gain
-      if (has_flag(r.flags, "nh") || has_flag(r.flags, "wf") || has_flag(r.flags, "dc")) continue;
-      const std::uintptr_t begin = (r.begin + kHugePage - 1) & ~(kHugePage - 1);
-      const std::uintptr_t end = r.end & ~(kHugePage - 1);
-      if (end <= begin) continue;
-      void* at = reinterpret_cast<void*>(begin);
-      if (madvise(at, end - begin, MADV_HUGEPAGE) == 0) madvise(at, end - begin, MADV_COLLAPSE);
-    }
-  });
+  // A pass before the first fork, and again whenever kc's anonymous memory
+  // has grown by a quarter since the last one (what kc allocated since, such
+  // as a grade's results): a few passes over a whole run, each reading
+  // /proc/self/smaps once.
+  static std::mutex mu;
+  static std::int64_t anon_kb_after_last = -1;
+  const std::lock_guard lock(mu);
+  std::ifstream in("/proc/self/status");
+  const std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::int64_t anon_kb = status_kb(status, "RssAnon:");
+  if (anon_kb_after_last >= 0 && (anon_kb < 0 || anon_kb * 4 < anon_kb_after_last * 5)) return;
+  collapse_pass();
+  std::ifstream again("/proc/self/status");
+  const std::string after((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  anon_kb_after_last = std::max<std::int64_t>(status_kb(after, "RssAnon:"), 1);
 }
 
 }  // namespace kc::isolate::detail

@@ -233,19 +233,36 @@ class MatmulOp final : public Op {
     const Tensor& a = call.t("A");
     const Tensor& b = call.t("B");
     const Tensor& c = call.t("C");
-    std::vector<double> mag(static_cast<std::size_t>(p.m * p.n), 0.0);
-    for (std::int64_t i = 0; i < p.m; ++i) {
-      for (std::int64_t j = 0; j < p.n; ++j) {
-        long double s = 0;
-        if (p.alpha != 0) {
-          for (std::int64_t k = 0; k < p.k; ++k)
-            s += std::fabs(static_cast<long double>(op_a(a, p, i, k)) * op_b(b, p, k, j));
-          s *= std::fabs(p.alpha);
+    const auto m = static_cast<std::size_t>(p.m), n = static_cast<std::size_t>(p.n), k = static_cast<std::size_t>(p.k);
+    std::vector<double> mag(m * n, 0.0);
+    if (p.alpha != 0) {
+      // |op(A)| and |op(B)| read once into dense rows, then each row of the
+      // magnitude summed over k in order (the same terms in the same order as
+      // a dot product per element, in double: the sum of non-negative terms
+      // is accurate to about K units of double roundoff, far below any bound
+      // it scales). Every product of two FP32 or narrower values is exact in double.
+      std::vector<double> abs_a(m * k), abs_b(k * n);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t q = 0; q < k; ++q)
+          abs_a[i * k + q] = std::fabs(op_a(a, p, static_cast<std::int64_t>(i), static_cast<std::int64_t>(q)));
+      for (std::size_t q = 0; q < k; ++q)
+        for (std::size_t j = 0; j < n; ++j)
+          abs_b[q * n + j] = std::fabs(op_b(b, p, static_cast<std::int64_t>(q), static_cast<std::int64_t>(j)));
+      const double abs_alpha = std::fabs(p.alpha);
+      for (std::size_t i = 0; i < m; ++i) {
+        double* row = mag.data() + i * n;
+        for (std::size_t q = 0; q < k; ++q) {
+          const double aiq = abs_a[i * k + q];
+          const double* brow = abs_b.data() + q * n;
+          for (std::size_t j = 0; j < n; ++j) row[j] += aiq * brow[j];
         }
-        if (p.beta != 0) s += std::fabs(static_cast<long double>(p.beta) * load_rc(c, i, j));
-        mag[static_cast<std::size_t>(i * p.n + j)] = static_cast<double>(s);
+        for (std::size_t j = 0; j < n; ++j) row[j] *= abs_alpha;
       }
     }
+    if (p.beta != 0)
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          mag[i * n + j] += std::fabs(p.beta * load_rc(c, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)));
     return mag;
   }
 
