@@ -26,12 +26,13 @@ namespace {
 
 constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
 constexpr std::uintptr_t kMinRegion = std::uintptr_t{8} << 20;
+constexpr std::uintptr_t kMaxRegion = std::uintptr_t{64} << 30;
 
 struct Region {
   std::uintptr_t begin = 0, end = 0;
-  bool candidate = false;  ///< private, writable, no file behind it
+  bool candidate = false;        ///< private, writable, no file behind it
   std::uintptr_t anonymous = 0;  ///< bytes touched
-  std::string flags;       ///< VmFlags
+  std::string flags;             ///< VmFlags
 };
 
 bool has_flag(const std::string& flags, const char* flag) {
@@ -103,7 +104,10 @@ std::vector<std::pair<std::uintptr_t, std::uintptr_t>> resident_chunks(std::uint
 
 void collapse_pass() {
   for (const Region& r : anonymous_regions()) {
-    if (!r.candidate || r.end - r.begin < kMinRegion) continue;
+    if (!r.candidate || r.end - r.begin < kMinRegion || r.anonymous < kHugePage) continue;
+    // A reservation of address space (a sanitizer's shadow, terabytes mostly
+    // untouched) is not a heap: its 2 MiB ranges are not walked one by one.
+    if (r.end - r.begin > kMaxRegion) continue;
     if (has_flag(r.flags, "nh") || has_flag(r.flags, "wf") || has_flag(r.flags, "dc")) continue;
     const std::uintptr_t begin = (r.begin + kHugePage - 1) & ~(kHugePage - 1);
     const std::uintptr_t end = r.end & ~(kHugePage - 1);
