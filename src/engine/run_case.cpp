@@ -465,22 +465,24 @@ void time_warm_calls(CaseRun& c, Sample& s) {
 
 /// The kernel's invocations of one sample, each poisoned, run in the worker,
 /// checked and judged; then the per-sample integrity checks. The oracle's
-/// answer is computed when the first call has returned, under `oracle_scope`:
+/// answer is computed when the first call has returned (under an OracleScope):
 /// while the kernel runs, other cases' workers may still be forked, and an
 /// in-process kernel's first call never has the answer in its memory.
-Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s,
-                std::optional<isolate::OracleScope>& oracle_scope) {
+Step run_sample(CaseRun& c, const Judge& judge, ConfigRun& cr, Sample& s) {
   const std::int64_t failures_before = cr.ce.failures;
+  // Held from the oracle's answer to the end of the sample: no other case's
+  // worker is forked meanwhile (kc/isolate.h, OracleScope).
+  std::optional<isolate::OracleScope> oracle_scope;
   for (int run = 0; run < c.plan.invocations; ++run) {
     if (run > 0) s.call = s.inputs;
     poison_outputs(c.op, s.call);
     bool timed = true;
     const isolate::Outcome outcome = judge.worker_for(c, run, &timed).run(s.call);
+    if (outcome.failure) return Step::worker_failed(c, cr, outcome, s, s.in_hash());
     if (!s.oracle) {
       oracle_scope.emplace();
       if (Step o = compute_oracle(c, s); o.kind == Step::Kind::kEndCase) return o;
     }
-    if (outcome.failure) return Step::worker_failed(c, cr, outcome, s, s.in_hash());
     const Status& status = outcome.status;
     s.selected_path = outcome.path;
     s.selected_reason = outcome.path_reason;
@@ -534,11 +536,7 @@ Step run_config(CaseRun& c, const Judge& judge, const Config& config, ConfigRun&
     if (prepared.kind == Step::Kind::kEndSample) break;
     // kc's arithmetic is its own: whatever FP environment an in-process kernel left.
     const isolate::FpEnvScope fp_env;
-    // Held from the oracle's answer (computed once the kernel's first call
-    // returned) to the end of the sample: no other case's worker is forked
-    // meanwhile (kc/isolate.h, OracleScope).
-    std::optional<isolate::OracleScope> oracle_scope;
-    if (Step r = run_sample(c, judge, cr, s, oracle_scope); r.kind == Step::Kind::kEndCase) return r;
+    if (Step r = run_sample(c, judge, cr, s); r.kind == Step::Kind::kEndCase) return r;
     if (!cr.ce.note.empty()) break;
   }
   check_timing_floor(c, cr);

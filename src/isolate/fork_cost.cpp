@@ -7,9 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <iterator>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -75,11 +73,12 @@ std::vector<Region> anonymous_regions() {
   return out;
 }
 
-/// kB of one "Key:   123 kB" line of /proc/self/status; -1 if absent.
-std::int64_t status_kb(const std::string& status, const char* key) {
-  const std::size_t at = status.find(key);
-  if (at == std::string::npos) return -1;
-  return std::strtoll(status.c_str() + at + std::strlen(key), nullptr, 10);
+/// kc's resident anonymous memory in kB ("RssAnon:" of /proc/self/status); -1 if unknown.
+std::int64_t rss_anon_kb() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("RssAnon:", 0) == 0) return std::strtoll(line.c_str() + 8, nullptr, 10);
+  return -1;
 }
 
 /// The 2 MiB-aligned ranges of [begin, end) at least half resident (mincore),
@@ -129,14 +128,11 @@ void collapse_for_fork() {
   static std::mutex mu;
   static std::int64_t anon_kb_after_last = -1;
   const std::lock_guard lock(mu);
-  std::ifstream in("/proc/self/status");
-  const std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::int64_t anon_kb = status_kb(status, "RssAnon:");
+  const std::int64_t anon_kb = rss_anon_kb();
   if (anon_kb_after_last >= 0 && (anon_kb < 0 || anon_kb * 4 < anon_kb_after_last * 5)) return;
   collapse_pass();
-  std::ifstream again("/proc/self/status");
-  const std::string after((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
-  anon_kb_after_last = std::max<std::int64_t>(status_kb(after, "RssAnon:"), 1);
+  // After the pass: collapsing fills the untouched pages of half-resident ranges.
+  anon_kb_after_last = std::max<std::int64_t>(rss_anon_kb(), 1);
 }
 
 }  // namespace kc::isolate::detail

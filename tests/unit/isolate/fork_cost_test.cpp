@@ -75,9 +75,10 @@ bool huge_pages_possible(std::string* why) {
     return false;
   }
   std::memset(p, 1, bytes);
-  const bool ok = madvise(p, bytes, 25 /* MADV_COLLAPSE */) == 0 || errno != EINVAL;
+  const bool ok = madvise(p, bytes, 25 /* MADV_COLLAPSE */) == 0;
+  const int err = errno;
   munmap(p, bytes);
-  if (!ok) *why = "this kernel has no MADV_COLLAPSE";
+  if (!ok) *why = std::string("MADV_COLLAPSE of a touched 4 MiB region failed here: ") + std::strerror(err);
   return ok;
 }
 
