@@ -23,7 +23,7 @@ fuzz_seed=${KC_FUZZ_SEED:-1}
 # machine does not reach further into the sequence than the one that set it.
 fuzz_runs=${KC_FUZZ_RUNS:-10000}
 
-step() { printf '\n=== %s ===\n' "$*"; }
+step() { printf '\n=== %s (at %d s) ===\n' "$*" "$SECONDS"; }
 
 step "dependencies"
 scripts/install-deps.sh
@@ -85,3 +85,4 @@ for front in parser:corpus yaml:corpus_yaml; do
     -artifact_prefix=build/fuzz/ -print_final_stats=1 "build/fuzz/$seeds" "tests/fuzz/$seeds" 2>&1 | tail -n 15
   echo "fuzz ($target): no crash (seed $fuzz_seed, at most $fuzz_runs inputs or ${fuzz_seconds}s)"
 done
+step "done"
