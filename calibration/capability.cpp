@@ -30,6 +30,9 @@
 //   calib.cap_device_amx_raise      declares amx-tile and RAISE: raises on a CPU without AMX
 //   calib.cap_device_amx_ud2        declares amx-tile and RAISE, runs its AMX kernel whatever the CPU (SIGILL
 //                                   without AMX)
+//   calib.cap_latency_hidden_path   bad: declares the one path 'blocked', reports none; K off a multiple of 16
+//                                   runs a generic path with 8 times the work (right numbers, another path)
+//   calib.cap_latency_one_path      good: the same GEMM on its one path for every K
 // The impls outside a trio (the bf16 requests, the workspace overrun and
 // fallback, the AMX pair, whose verdicts depend on the CPU) are judged in
 // tests/unit/engine/capability_test.cpp.
@@ -301,6 +304,42 @@ Declaration dense_decl(const char* name, const char* description) {
   return d;
 }
 
+/// Work a hidden fallback does per call, in multiples of the blocked path's.
+constexpr int kFallbackWork = 8;
+
+enum class LatencyUse {
+  kHiddenFallback,  ///< K off a multiple of 16 runs a path with kFallbackWork times the work
+  kOnePath,         ///< one path for every K
+};
+
+/// A GEMM declaring the one path "blocked" and reporting none, as a library
+/// without introspection would. Under kHiddenFallback a K that is not a
+/// multiple of 16 goes to a slower generic path (here: the product formed
+/// kFallbackWork times, into a scratch buffer but for the last): the same
+/// numbers, another path, visible only in the time per unit of work.
+Status latency_gemm(Call& call, LatencyUse use) {
+  KC_ASSIGN_OR_RETURN(Gemm g, gemm_of(call));
+  if (use == LatencyUse::kHiddenFallback && g.k % kTile != 0) {
+    std::vector<float> scratch(static_cast<std::size_t>(g.m * g.n));
+    Gemm spent = g;
+    spent.c = scratch.data();
+    spent.ldc = g.n;
+    spent.beta = 0;
+    for (int r = 1; r < kFallbackWork; ++r) {
+      plain_gemm_on(spent);
+      asm volatile("" : : "r"(scratch.data()) : "memory");  // the work is done, not folded away
+    }
+  }
+  plain_gemm_on(g);
+  return ok_status();
+}
+
+Declaration latency_decl(const char* name, const char* description) {
+  Declaration d = calib_decl(name, "matmul", description);
+  d.extra["path"] = "blocked";
+  return d;
+}
+
 }  // namespace
 
 void add_capability_impls(ImplList& out) {
@@ -424,6 +463,15 @@ void add_capability_impls(ImplList& out) {
       dense_decl("calib.cap_dense_raise",
                  "KC-CAP-LAYOUT-01 good: the dense GEMM, raising on a padded leading dimension"),
       [](Call& call) { return dense_gemm(call, true); });
+  add(out,
+      latency_decl("calib.cap_latency_hidden_path",
+                   "KC-CAP-PATH-03 bad: declares the one path 'blocked', reports none, and sends K off a multiple of "
+                   "16 to a generic path with 8 times the work: right numbers, another path"),
+      [](Call& call) { return latency_gemm(call, LatencyUse::kHiddenFallback); });
+  add(out,
+      latency_decl("calib.cap_latency_one_path",
+                   "KC-CAP-PATH-03 good: declares the one path 'blocked' and runs it for every K"),
+      [](Call& call) { return latency_gemm(call, LatencyUse::kOnePath); });
 }
 
 }  // namespace kc::calibration

@@ -14,6 +14,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -473,9 +474,18 @@ constexpr const char* kCublasReproSource =
     "cuBLAS Library User Guide §2.1.4 Results reproducibility; §2.4.2 cublasSetMathMode / "
     "cublasMath_t";
 
-std::vector<std::shared_ptr<const Impl>> make_impls(const std::shared_ptr<CudaContext>& ctx) {
+/// The device's compute capability goes on every impl (the capability judge
+/// reads it against a declared sm_XY); `kernels_arch` is the oldest
+/// architecture the in-project kernels were built for (0: unknown).
+std::vector<std::shared_ptr<const Impl>> make_impls(const std::shared_ptr<CudaContext>& ctx, int device_cc,
+                                                    int kernels_arch) {
   std::vector<std::shared_ptr<const Impl>> out;
   auto add = [&](Declaration d, RunFn run) {
+    d.runtime.device_cc = device_cc;
+    // In-project kernels (cuda.*): SASS for each architecture of the build and
+    // PTX that later devices compile, so the oldest one is what they need.
+    if (kernels_arch > 0 && d.name.starts_with("cuda."))
+      d.extra["device_capability"] = "sm_" + std::to_string(kernels_arch);
     out.push_back(std::make_shared<CudaImpl>(ctx, std::move(d), std::move(run)));
   };
 
@@ -708,8 +718,9 @@ std::string device_text(int device) {
   return out;
 }
 
-/// What the probe learns, as three lines: "1" or "0" (a device is usable),
-/// the versions (and the device), the reason. Runs in a short-lived child, so
+/// What the probe learns, as lines: "1" or "0" (a device is usable), the
+/// versions (and the device), the reason, and with a device its compute
+/// capability (major * 10 + minor). Runs in a short-lived child, so
 /// kc's own process never initialises CUDA and the workers it forks can.
 Result<std::string> probe_device() {
   std::string version = library_versions();
@@ -721,8 +732,10 @@ Result<std::string> probe_device() {
   }
   int device = 0;
   (void)cudaGetDevice(&device);
+  cudaDeviceProp prop{};
+  const int cc = cudaGetDeviceProperties(&prop, device) == cudaSuccess ? prop.major * 10 + prop.minor : 0;
   return "1\n" + version + "; " + device_text(device) + "\ndevice " + std::to_string(device) + " of " +
-         std::to_string(count);
+         std::to_string(count) + "\n" + std::to_string(cc);
 }
 
 constexpr double kProbeTimeoutS = 60;
@@ -742,7 +755,7 @@ class CudaBackend final : public Backend {
       std::istringstream in(*probed);
       for (std::string line; std::getline(in, line);) lines.push_back(line);
     }
-    if (lines.size() != 3) {
+    if (lines.size() != 3 && lines.size() != 4) {
       info.available = false;
       info.reason = probed.ok() ? "the CUDA probe gave an unreadable answer: " + *probed
                                 : probed.status().message();
@@ -753,18 +766,20 @@ class CudaBackend final : public Backend {
     info.version = lines[1];
     info.reason = lines[2];
     available_ = info.available;
+    device_cc_ = lines.size() == 4 ? std::atoi(lines[3].c_str()) : 0;
     return info;
   }
 
   std::vector<std::shared_ptr<const Impl>> impls() override {
     if (!available_.has_value()) (void)probe();
     if (!*available_) return {};
-    if (impls_.empty()) impls_ = make_impls(std::make_shared<CudaContext>());
+    if (impls_.empty()) impls_ = make_impls(std::make_shared<CudaContext>(), device_cc_, KC_CUDA_MIN_ARCH);
     return impls_;
   }
 
  private:
   std::optional<bool> available_;
+  int device_cc_ = 0;
   std::vector<std::shared_ptr<const Impl>> impls_;
 };
 

@@ -109,10 +109,29 @@ Tensor* call_workspace(Call& call);
 /// naming a size the call does not set, is kInvalidArgument.
 Result<std::optional<std::int64_t>> declared_workspace(const Declaration& decl, const Call& call);
 
-/// The CPU features the impl's declared device_capability needs: `any` (or no
-/// declaration) is none; otherwise feature names of kc/cpu_features.h joined
-/// by `and` or commas ("avx2 and fma"). A name kc does not know is kInvalidArgument.
-Result<std::vector<CpuFeature>> declared_device_capability(const Declaration& decl);
+/// A CUDA architecture a kernel needs, as nvcc names it: sm_80 is compute
+/// capability 8.0 or newer (SASS for the major, PTX that the driver compiles
+/// for later devices); sm_90a, an architecture-specific target, is 9.0 exactly
+/// (CUDA C++ Programming Guide, "Compute Capabilities": code using
+/// architecture-specific features runs only on that capability).
+struct GpuArch {
+  int cc = 0;                ///< major * 10 + minor: 80, 90, 100
+  bool exact = false;        ///< the `a` suffix
+  std::string name() const;  ///< "sm_80", "sm_90a"
+  /// Whether a device of compute capability `device_cc` (same encoding) runs it.
+  bool runs_on(int device_cc) const { return exact ? device_cc == cc : device_cc >= cc; }
+};
+
+/// What the impl's declared device_capability needs: `any` (or no
+/// declaration) is nothing; otherwise CPU feature names of kc/cpu_features.h
+/// and at most one CUDA architecture (sm_XY or sm_XYa), joined by `and` or
+/// commas ("avx2 and fma", "sm_80"). A name kc does not know is kInvalidArgument.
+struct DeviceNeeds {
+  std::vector<CpuFeature> cpu;
+  std::optional<GpuArch> gpu;
+  bool empty() const { return cpu.empty() && !gpu; }
+};
+Result<DeviceNeeds> declared_device_capability(const Declaration& decl);
 
 /// Where a call falls outside a declared capability.
 struct CapabilityGap {

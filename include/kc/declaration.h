@@ -41,6 +41,9 @@ struct RuntimeTraits {
   /// The worker's sandbox profile (docs/isolation.md): "strict" unless the
   /// runtime needs more ("opencl", "cuda", "mpi").
   std::string_view sandbox = "strict";
+  /// The compute capability of the CUDA device the kernels run on, as the
+  /// backend found it (major * 10 + minor: 90 for sm_90); 0: none known.
+  int device_cc = 0;
 };
 
 /// The declaration keys an impl may state, in `declares key = VALUE` form.

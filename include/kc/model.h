@@ -173,6 +173,20 @@ struct PassIf {
 };
 
 /// `measure`
+/// `time latency across SIZE + N [beyond F]` (or `SIZE = N`): each config's
+/// call is timed against the same call with SIZE moved past a boundary, and
+/// a path change is inferred from the time per unit of work
+/// (kc/latency_jump.h). F is the factor, stated by the contract, that a
+/// change of time per unit of work must reach to count against a declared
+/// path (1: any change beyond the measured noise).
+struct LatencyAcross {
+  std::string size;       ///< a size of the op: K
+  bool absolute = false;  ///< `=`: value is the outside size; `+`: added to the config's
+  std::int64_t value = 0;
+  double beyond = 1;
+  std::string to_string() const;  ///< "K + 1 beyond 2"
+};
+
 struct Protocol {
   enum class Kind {
     kSample,     ///< sample N random inputs per config; compute AGG; pass if BOUND
@@ -196,6 +210,7 @@ struct Protocol {
   std::string observe;                 ///< kInject: what is observed (propagation, policy, ...)
   std::optional<Aggregate> aggregate;  ///< compute ...
   std::optional<PassIf> pass_if;       ///< pass if ...
+  std::optional<LatencyAcross> latency;  ///< time latency across ...
 };
 
 /// One structured signature: NAME or NAME(arg, ...).

@@ -33,6 +33,9 @@ struct Plan {
   /// `reference algebraic family.property`: the property that judges each
   /// sample instead of an oracle comparison (kc/obligation.h).
   const obligation::Property* property = nullptr;
+  /// `time latency across SIZE + N`: each config is also timed against the
+  /// call past that boundary (kc/latency_jump.h); unset without the step.
+  std::optional<LatencyAcross> latency;
 };
 
 /// Builds the plan. An impl the contract does not apply to gets *not_applicable

@@ -166,7 +166,9 @@ constexpr WordInfo kDeclarationKeys[] = {
     {"device_capability", "",
      "the CPU features the impl's kernels execute: any, or names of kc's CPU feature table (GCC's spelling: sse4.2, "
      "fma, avx2, avx512f, avx512bf16, amx-tile) joined by `and`; a CPU without one is outside the capability, and "
-     "under declared_policy unsupported a kernel killed by SIGILL is judged against it (kc/capability.h)",
+     "under declared_policy unsupported a kernel killed by SIGILL is judged against it. A GPU kernel names the "
+     "CUDA architecture it needs, as nvcc does: sm_80 (compute capability 8.0 or newer) or sm_90a (9.0 exactly); "
+     "a device its backend reports below it is outside (kc/capability.h)",
      ""},
     {"unsupported", "",
      "what the impl does with an input outside its declared capability (shape_class, layouts, alignment, "

@@ -27,6 +27,7 @@
 
 #include "engine/case_run.h"
 #include "engine/policy.h"
+#include "kc/latency_jump.h"
 #include "kc/ops/matmul_arithmetic.h"
 #include "kc/signature.h"
 
@@ -327,9 +328,10 @@ std::string device_capability_crash(const CaseRun& c, const isolate::Outcome& o)
     return "";
   const std::string declared = c.decl.get("device_capability");
   if (declared.empty()) return "";
-  const Result<std::vector<CpuFeature>> needs = declared_device_capability(c.decl);
+  const Result<DeviceNeeds> needs = declared_device_capability(c.decl);
   if (!needs.ok()) return "";  // the case's capability judge says why it cannot read it
-  const std::string missing = missing_cpu_features(*needs);
+  if (needs->cpu.empty() && needs->gpu) return "";  // a GPU kernel's host code: SIGILL is not the device's refusal
+  const std::string missing = missing_cpu_features(needs->cpu);
   if (missing.empty())
     return "the kernel was killed by SIGILL (an instruction the CPU does not execute) on a CPU with every feature " +
            c.decl.name + " declares (device_capability = " + declared +
@@ -340,6 +342,56 @@ std::string device_capability_crash(const CaseRun& c, const isolate::Outcome& o)
          ") the kernel was killed by SIGILL, where " + c.decl.name + " declares unsupported = " + policy +
          (policy == "RAISE" ? ": an error was due, not an instruction this CPU does not have"
                             : ": its declared fallback was due to serve the call");
+}
+
+Step time_latency(CaseRun& c, const Config& config, ConfigRun& cr) {
+  const LatencyAcross& across = *c.plan.latency;
+  const std::string step = "time latency across " + across.to_string();
+  if (config.get(across.size).empty())
+    return Step::end_case(Verdict::kUnderSpecified,
+                          step + ": the config " + config.to_string() + " sets no " + across.size);
+  // Nothing to time where the config did not run to a result, or already failed.
+  if (!cr.ce.note.empty() || cr.ce.failures > 0) return Step::next();
+  const std::int64_t n = across.absolute ? across.value : config.get_int(across.size) + across.value;
+  if (n < 1)
+    return Step::end_case(Verdict::kUnderSpecified, step + ": " + across.size + " = " + std::to_string(n) + " past " +
+                                                        config.to_string() + " is not a size");
+  Config outside = config;
+  outside.params[across.size] = std::to_string(n);
+  LatencyProbe probe;
+  probe.mode = c.request.isolation;
+  probe.limits = c.request.limits;
+  probe.fill = c.plan.fill;
+  probe.seed = c.request.seed;
+  const Result<LatencyJump> j = latency_jump(c.impl, config, outside, probe);
+  if (!j.ok()) {
+    // Sizes too small to time are the contract's to fix; a call the impl
+    // refuses or raises on past the boundary has no path to time.
+    if (j.status().code() == StatusCode::kInvalidArgument)
+      return Step::end_case(Verdict::kUnderSpecified, step + ": " + j.status().message());
+    c.ev.note(step + ": not timed: " + j.status().message());
+    return Step::next();
+  }
+  // The contract's factor: a change of time per unit of work smaller than it
+  // is what one path's edge handling may cost, not another path.
+  const bool material = j->ratio >= across.beyond || j->ratio <= 1 / across.beyond;
+  // A kernel that reports its path has said which one ran: that report is
+  // the evidence (declared_policy path judges it), not a timing inference.
+  const bool reported = !j->inside.path.empty() || !j->outside.path.empty();
+  if (j->contradicts && material && !reported) {
+    c.ev.fail_with(cr.ce, {sig::kSilentFallback, {"latency (inferred)"}}, step + ": " + j->note);
+  } else {
+    std::string note = step + ": " + j->note;
+    if (j->contradicts && reported) {
+      note += "; the kernel reports its path, which is the evidence of which one ran: the inference is not counted";
+    } else if (j->contradicts) {
+      char f[32];
+      std::snprintf(f, sizeof f, "%g", across.beyond);
+      note += "; within the contract's factor " + std::string(f) + ", so not counted against the declared path";
+    }
+    c.ev.note(note);
+  }
+  return Step::next();
 }
 
 }  // namespace kc::engine

@@ -267,6 +267,12 @@ Step check_stale_output(CaseRun& c, ConfigRun& cr, Sample& s, std::int64_t failu
 std::string device_capability_crash(const CaseRun& c, const isolate::Outcome& o);
 /// TIMING_IMPLAUSIBLE: the config's fastest kernel call below the physical floor.
 void check_timing_floor(CaseRun& c, ConfigRun& cr);
+/// `time latency across SIZE + N`: the config's call timed against the call
+/// past the boundary (kc/latency_jump.h). A path change inferred where the
+/// declaration promises one path on both sides, the kernel reports none and
+/// the change reaches the contract's factor is SILENT_FALLBACK(latency
+/// (inferred)); any other outcome is a note (capability.cpp).
+Step time_latency(CaseRun& c, const Config& config, ConfigRun& cr);
 
 // Tolerances (tolerance.cpp).
 

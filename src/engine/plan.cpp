@@ -281,6 +281,12 @@ Status plan_protocol(const Contract& contract, const Declaration& decl, const Op
     case Protocol::Kind::kProse:
       return invalid_argument("measure clause is prose");
   }
+  if (m.latency) {
+    if (!is_known_param(op, m.latency->size))
+      return invalid_argument("measure: time latency across " + m.latency->to_string() + ": '" + m.latency->size +
+                              "' is not a parameter of op " + decl.op + " (parameters: " + param_names(op) + ")");
+    plan.latency = m.latency;
+  }
   if (request.samples) plan.samples = std::max<std::int64_t>(1, *request.samples);
   if (m.aggregate) plan.stat = m.aggregate->stat;
   if (plan.stat == "failing_fraction") {

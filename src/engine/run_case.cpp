@@ -792,6 +792,9 @@ CaseResult run_case(const Contract& contract, const std::string& contract_file, 
     cr.ce.config = config.to_string();
     if (Step st = run_config(c, *judge, config, cr); st.kind == Step::Kind::kEndCase)
       return finish(c.ev.result(), st.verdict, st.reason);
+    if (plan.latency)
+      if (Step st = time_latency(c, config, cr); st.kind == Step::Kind::kEndCase)
+        return finish(c.ev.result(), st.verdict, st.reason);
     if (!cr.observed.empty() && cr.ce.note.empty()) cr.ce.note = "observed " + cr.observed;
     if (cr.samples_judged > 0) c.ev.sample_tallies.push_back({cr.ce.config, cr.samples_judged, cr.samples_failing});
     if (!cr.ratios.empty()) {

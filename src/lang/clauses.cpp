@@ -1281,18 +1281,62 @@ void parse_measure(const Span& sp, Contract* c, Diags& d) {
       const std::size_t eb = sc.pos();
       if (!expression(sc.rest(), b + eb, sp, d, &pi.bound)) return;
       m.pass_if = pi;
+    } else if (verb == "time") {
+      // time latency across SIZE + N | SIZE - N | SIZE = N
+      const char* form = "time latency across K + 1 (or K = 257)";
+      if (!sc.accept_word("latency") || !sc.accept_word("across")) {
+        d.error(sp, s_at, "expected 'time latency across SIZE + N'", form);
+        return;
+      }
+      LatencyAcross la;
+      la.size = sc.ident();
+      if (la.size.empty()) {
+        d.error(sp, b + sc.pos(), "expected the size that crosses the boundary", form);
+        return;
+      }
+      int sign = 1;
+      if (sc.accept('='))
+        la.absolute = true;
+      else if (sc.accept('-'))
+        sign = -1;
+      else if (!sc.accept('+')) {
+        d.error(sp, b + sc.pos(), "expected '+ N', '- N' or '= N' after " + la.size, form);
+        return;
+      }
+      const std::size_t n_at = b + skip_ws_at(step, sc.pos());
+      double n = 0;
+      if (!parse_number(sc.word(), &n) || n != std::floor(n) || n < 1 || n > 1e12) {
+        d.error(sp, n_at, la.absolute ? "expected a positive whole size" : "expected a positive whole offset", form);
+        return;
+      }
+      la.value = sign * static_cast<std::int64_t>(n);
+      if (sc.accept_word("beyond")) {
+        const std::size_t f_at = b + skip_ws_at(step, sc.pos());
+        std::string f = sc.word();
+        if (!f.empty() && (f.back() == 'x' || f.back() == 'X')) f.pop_back();
+        if (!parse_number(f, &la.beyond) || !(la.beyond >= 1) || la.beyond > 1e6) {
+          d.error(sp, f_at, "expected the factor a change of time per unit of work must reach (at least 1)",
+                  "time latency across K + 1 beyond 2");
+          return;
+        }
+      }
+      if (!sc.at_end()) {
+        d.error(sp, b + sc.pos(), "unexpected text in time step", form);
+        return;
+      }
+      m.latency = la;
     } else if (verb.empty() && trim(step).empty()) {
       // a trailing ';' — harmless
     } else {
       // A misspelt verb still has its step's shape (`comput max ulp`, `pas if
       // <= 1`); an English step that merely starts with a similar word
       // ("compare against the reference") is prose.
-      const std::string near = nearest_word(verb, {"compute", "observe", "pass"});
+      const std::string near = nearest_word(verb, {"compute", "observe", "pass", "time"});
       std::istringstream words(sc.rest());
       std::vector<std::string> args{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
       const bool step_shaped = args.size() <= 2 || (near == "pass" && args.front() == "if");
       if (!near.empty() && step_shaped) {
-        d.error(sp, s_at, "unknown protocol step '" + verb + "'", "compute, observe or pass if", near);
+        d.error(sp, s_at, "unknown protocol step '" + verb + "'", "compute, observe, pass if or time latency", near);
         return;
       }
       unknown.push_back("'" + trim(step) + "'");
@@ -1300,7 +1344,8 @@ void parse_measure(const Span& sp, Contract* c, Diags& d) {
   }
   if (!unknown.empty())
     c->measure_info.gap = "protocol step" + std::string(unknown.size() > 1 ? "s " : " ") + join(unknown, ", ") +
-                          " not executable; steps are compute STAT METRIC, observe WHAT, pass if CMP X";
+                          " not executable; steps are compute STAT METRIC, observe WHAT, pass if CMP X, "
+                          "time latency across SIZE + N";
 }
 
 // ---------------------------------------------------------------- violation
@@ -1676,6 +1721,7 @@ std::vector<std::string> print_clause(std::string_view keyword, const Contract& 
     if (m.aggregate && !observe_is_agg) s += "; compute " + m.aggregate->stat + " " + m.aggregate->metric;
     if (!m.observe.empty()) s += "; observe " + m.observe;
     if (m.pass_if) s += "; pass if " + m.pass_if->cmp + " " + print_expr(m.pass_if->bound);
+    if (m.latency) s += "; time latency across " + m.latency->to_string();
     return {s};
   }
   if (keyword == "violation") {

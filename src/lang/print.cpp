@@ -17,6 +17,16 @@ std::string Signature::to_string() const {
   return name + "(" + lang::detail::join(args, ", ") + ")";
 }
 
+std::string LatencyAcross::to_string() const {
+  std::string s = size +
+                  (absolute    ? " = "
+                   : value < 0 ? " - "
+                               : " + ") +
+                  std::to_string(value < 0 && !absolute ? -value : value);
+  if (beyond != 1) s += " beyond " + lang::detail::format_number(beyond);
+  return s;
+}
+
 bool Contract::executable() const {
   for (const ClauseInfo* c : {&scope_info, &pre_info, &post_info, &tolerance_info, &reference_info, &measure_info,
                               &violation_info})

@@ -261,9 +261,31 @@ Result<ShapeClass> parse_shape_class(std::string_view text) {
   return sc;
 }
 
-Result<std::vector<CpuFeature>> declared_device_capability(const Declaration& decl) {
+std::string GpuArch::name() const { return "sm_" + std::to_string(cc) + (exact ? "a" : ""); }
+
+namespace {
+/// nvcc's spelling of a real architecture, sm_XY or sm_XYa (minor is the last
+/// digit); nullopt for any other word.
+std::optional<GpuArch> parse_gpu_arch(std::string_view word) {
+  if (word.size() < 5 || !iequals(word.substr(0, 3), "sm_")) return std::nullopt;
+  std::string_view digits = word.substr(3);
+  GpuArch arch;
+  if (digits.back() == 'a' || digits.back() == 'A') {
+    arch.exact = true;
+    digits.remove_suffix(1);
+  }
+  if (digits.empty() || digits.size() > 3 || digits.front() == '0') return std::nullopt;
+  for (char ch : digits) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    arch.cc = arch.cc * 10 + (ch - '0');
+  }
+  return arch;
+}
+}  // namespace
+
+Result<DeviceNeeds> declared_device_capability(const Declaration& decl) {
   const std::string text = decl.get("device_capability");
-  std::vector<CpuFeature> needs;
+  DeviceNeeds needs;
   std::string words = text;
   for (char& ch : words)
     if (ch == ',') ch = ' ';
@@ -276,14 +298,21 @@ Result<std::vector<CpuFeature>> declared_device_capability(const Declaration& de
       any = true;
       continue;
     }
+    if (const std::optional<GpuArch> arch = parse_gpu_arch(word)) {
+      if (needs.gpu)
+        return invalid_argument("device_capability = " + text + ": one CUDA architecture at most (" +
+                                needs.gpu->name() + " and " + arch->name() + ")");
+      needs.gpu = arch;
+      continue;
+    }
     const std::optional<CpuFeature> f = find_cpu_feature(word);
     if (!f) {
       std::string known;
       for (const CpuFeatureInfo& i : cpu_feature_table()) known += (known.empty() ? "" : ", ") + std::string(i.name);
       return invalid_argument("device_capability = " + text + ": '" + word + "' is not a CPU feature kc knows (" +
-                              known + ")");
+                              known + ") nor a CUDA architecture (sm_80, sm_90a)");
     }
-    needs.push_back(*f);
+    needs.cpu.push_back(*f);
   }
   if (any && !needs.empty()) return invalid_argument("device_capability = " + text + ": 'any' stands alone");
   return needs;
@@ -344,10 +373,22 @@ Result<CapabilityGap> capability_gap(const Declaration& decl, const Call& call) 
                                               alignment + " needs " + std::to_string(need)};
     }
   }
-  KC_ASSIGN_OR_RETURN(const std::vector<CpuFeature> device, declared_device_capability(decl));
-  if (const std::string missing = missing_cpu_features(device); !missing.empty())
+  KC_ASSIGN_OR_RETURN(const DeviceNeeds device, declared_device_capability(decl));
+  if (const std::string missing = missing_cpu_features(device.cpu); !missing.empty())
     return CapabilityGap{"device_capability",
                          "this CPU lacks " + missing + " (device_capability = " + decl.get("device_capability") + ")"};
+  if (device.gpu) {
+    const int has = decl.runtime.device_cc;
+    if (has == 0)
+      return invalid_argument("device_capability = " + decl.get("device_capability") + " names a CUDA architecture, " +
+                              "but the " + decl.backend + " backend reports no CUDA device that runs " + decl.name +
+                              "'s kernels");
+    if (!device.gpu->runs_on(has))
+      return CapabilityGap{"device_capability", "this GPU is sm_" + std::to_string(has) + ", where the kernels need " +
+                                                    device.gpu->name() +
+                                                    (device.gpu->exact ? " exactly" : " or newer") +
+                                                    " (device_capability = " + decl.get("device_capability") + ")"};
+  }
   KC_ASSIGN_OR_RETURN(const std::optional<std::int64_t> need, declared_workspace(decl, call));
   if (need && call.has(kWorkspaceTensor)) {
     const std::int64_t given = call.t(kWorkspaceTensor).numel();

@@ -28,7 +28,7 @@ std::string read_file(const std::string& path) {
 TEST(CapabilityCli, EveryCapabilityContractSeparatesItsTrio) {
   const CommandRun r = run_kc("calibrate " + src("contracts/capability"));
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("21 of 21 calibration states right"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("24 of 24 calibration states right"), std::string::npos) << r.out;
 }
 
 TEST(CapabilityCli, AQuietWrongResultOutsideTheClassIsNamedWithTheKeyItBreaks) {
@@ -142,6 +142,20 @@ TEST(CapabilityCli, APathNoKernelReportsIsInferredFromTheNumbers) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("2 conforming, 2 violation"), std::string::npos) << r.out;
+}
+
+// A kernel that reports no path and switches to a generic one past the tile
+// boundary: right numbers on both sides, the path change seen only in the time
+// per unit of work (`time latency across K + 1 beyond 2`).
+TEST(CapabilityCli, APathChangeNoKernelReportsIsInferredFromItsLatency) {
+  const CommandRun r = run_kc("check " + src("contracts/capability/KC-CAP-PATH-03.kc") +
+                              " --impl calib.cap_latency_hidden_path --impl calib.cap_latency_one_path");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("violation KC-CAP-PATH-03 × calib.cap_latency_hidden_path: SILENT_FALLBACK(latency "
+                       "(inferred))"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("1 conforming, 1 violation"), std::string::npos) << r.out;
 }
 
 // oneDNN 2.6.3 selects its strict f32 brgemm kernel for an f32 matmul with

@@ -92,15 +92,68 @@ TEST(CapabilityDeclaration, DeviceCapabilityNamesFeaturesOfTheOneTable) {
   d.extra["device_capability"] = "SSE2 and fma, avx512f";  // any case, `and` or commas
   const auto three = declared_device_capability(d);
   ASSERT_TRUE(three.ok()) << three.status().message();
-  EXPECT_EQ(*three, (std::vector<CpuFeature>{CpuFeature::kSse2, CpuFeature::kFma, CpuFeature::kAvx512F}));
+  EXPECT_EQ(three->cpu, (std::vector<CpuFeature>{CpuFeature::kSse2, CpuFeature::kFma, CpuFeature::kAvx512F}));
+  EXPECT_FALSE(three->gpu);
   d.extra["device_capability"] = "avx1024";
   const auto unknown = declared_device_capability(d);
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("'avx1024' is not a CPU feature kc knows"), std::string::npos);
+  EXPECT_NE(unknown.status().message().find("nor a CUDA architecture"), std::string::npos);
   EXPECT_FALSE(capability_gap(d, matmul_call(16, 16, 16)).ok());  // cannot judge, not "inside"
   d.extra["device_capability"] = "any and avx2";
   EXPECT_FALSE(declared_device_capability(d).ok());
   for (const CpuFeatureInfo& f : cpu_feature_table()) EXPECT_EQ(find_cpu_feature(f.name), f.feature) << f.name;
+}
+
+TEST(CapabilityDeclaration, ACudaArchitectureIsReadAsNvccNamesIt) {
+  Declaration d;
+  d.extra["device_capability"] = "SM_80";
+  auto sm80 = declared_device_capability(d);
+  ASSERT_TRUE(sm80.ok()) << sm80.status().message();
+  ASSERT_TRUE(sm80->gpu);
+  EXPECT_TRUE(sm80->cpu.empty());
+  EXPECT_EQ(sm80->gpu->name(), "sm_80");
+  EXPECT_FALSE(sm80->gpu->runs_on(75));
+  EXPECT_TRUE(sm80->gpu->runs_on(80));
+  EXPECT_TRUE(sm80->gpu->runs_on(90));      // PTX for later devices
+  d.extra["device_capability"] = "sm_90a";  // architecture-specific: 9.0 only
+  auto sm90a = declared_device_capability(d);
+  ASSERT_TRUE(sm90a.ok());
+  EXPECT_EQ(sm90a->gpu->name(), "sm_90a");
+  EXPECT_TRUE(sm90a->gpu->runs_on(90));
+  EXPECT_FALSE(sm90a->gpu->runs_on(100));
+  d.extra["device_capability"] = "sm_100 and avx2";  // a host part may need CPU features too
+  auto both = declared_device_capability(d);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->gpu->cc, 100);
+  EXPECT_EQ(both->cpu, std::vector<CpuFeature>{CpuFeature::kAvx2});
+  for (const char* bad : {"sm_80 and sm_90", "sm_", "sm_8x", "sm_08", "sm_1000"}) {
+    d.extra["device_capability"] = bad;
+    EXPECT_FALSE(declared_device_capability(d).ok()) << bad;
+  }
+}
+
+TEST(CapabilityDeclaration, AGpuBelowTheDeclaredArchitectureIsOutside) {
+  Declaration d;
+  d.name = "plugin.gemm";
+  d.backend = "plugin";
+  d.extra["device_capability"] = "sm_80";
+  // No device reported for the impl: kc cannot place the call, so it does not judge it.
+  const auto unknown = capability_gap(d, matmul_call(16, 16, 16));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("reports no CUDA device"), std::string::npos) << unknown.status().message();
+  d.runtime.device_cc = 75;
+  const auto below = capability_gap(d, matmul_call(16, 16, 16));
+  ASSERT_TRUE(below.ok()) << below.status().message();
+  EXPECT_EQ(below->key, "device_capability");
+  EXPECT_NE(below->why.find("this GPU is sm_75, where the kernels need sm_80 or newer"), std::string::npos)
+      << below->why;
+  d.runtime.device_cc = 90;
+  EXPECT_TRUE(capability_gap(d, matmul_call(16, 16, 16))->inside());
+  d.extra["device_capability"] = "sm_80a";
+  const auto exact = capability_gap(d, matmul_call(16, 16, 16));
+  ASSERT_TRUE(exact.ok());
+  EXPECT_NE(exact->why.find("need sm_80a exactly"), std::string::npos) << exact->why;
 }
 
 TEST(CapabilityDeclaration, ACpuWithoutADeclaredFeatureIsOutside) {
@@ -296,6 +349,44 @@ TEST(CapabilityJudge, AnImplThatReportsNoPathCannotBeJudgedOnIt) {
   const CaseResult r = judge(kPath, impl);
   EXPECT_EQ(r.verdict, Verdict::kUnderSpecified) << why(r);
   EXPECT_NE(r.reason.find("reports no implementation path"), std::string::npos) << r.reason;
+}
+
+/// A GEMM contract with `time latency across` STEP; sizes 16 (too small to time).
+Contract latency_contract(const std::string& step) {
+  auto r = lang::parse_kc(R"(
+contract T-LAT {
+  scope      matmul
+  pre        precision(A, B, C) in {FP32} and value_range(A, B) normal(0, 1)
+             and M in {16} and N in {16} and K in {16}
+  post       output C satisfies elementwise_close(C, ref(C))
+  tolerance  bound gamma(K + 2, P) * |A||B|
+  reference  higher_precision FP64
+  measure    sample 1 random inputs per config; compute max bound_ratio; pass if <= 1; time latency across )" +
+                              step + R"(
+  violation  signature SILENT_FALLBACK, ERROR_BOUND_EXCEEDED
+}
+)",
+                          "t.kc");
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.render();
+  return r.document.contracts.empty() ? Contract{} : r.document.contracts[0];
+}
+
+TEST(CapabilityLatency, TheStepNeedsASizeOfTheOpAndCallsLargeEnoughToTime) {
+  CapImpl impl(Behaviour::kRight, "", "");
+  impl.decl_.extra["path"] = "tile16";
+  CheckRequest request;
+  BackendInfo backend;
+  backend.name = "test";
+  backend.available = true;
+  const CaseResult unknown = run_case(latency_contract("Q + 1"), "t.kc", impl, backend, request);
+  EXPECT_EQ(unknown.verdict, Verdict::kUnderSpecified) << why(unknown);
+  EXPECT_NE(unknown.reason.find("time latency across Q + 1: 'Q' is not a parameter of op matmul"), std::string::npos)
+      << unknown.reason;
+  // 16 x 16 x 16 is a few thousand multiply-adds: under the host's floor.
+  const CaseResult small = run_case(latency_contract("K + 1"), "t.kc", impl, backend, request);
+  EXPECT_EQ(small.verdict, Verdict::kUnderSpecified) << why(small);
+  EXPECT_NE(small.reason.find("time latency across K + 1: "), std::string::npos) << small.reason;
+  EXPECT_NE(small.reason.find("too small to time"), std::string::npos) << small.reason;
 }
 
 TEST(CapabilityLanguage, PolicySetsTakeTheirOwnValues) {

@@ -116,6 +116,53 @@ TEST(Names, AMisspeltStepIsAnErrorAnEnglishStepIsProse) {
                "compute");
 }
 
+TEST(Names, ALatencyStepIsReadPrintedAndItsMistakesAreErrors) {
+  const std::string base = "sample 1 random inputs per config; compute max ratio; pass if <= 1; ";
+  Found f = parse(contract("measure", base + "time latency across K + 1 beyond 2x"));
+  ASSERT_EQ(f.error, nullptr) << f.error->render();
+  const Contract& c = f.result.document.contracts.at(0);
+  EXPECT_TRUE(c.executable());
+  ASSERT_TRUE(c.measure.latency);
+  EXPECT_EQ(c.measure.latency->size, "K");
+  EXPECT_FALSE(c.measure.latency->absolute);
+  EXPECT_EQ(c.measure.latency->value, 1);
+  EXPECT_EQ(c.measure.latency->beyond, 2);
+  // The canonical text reads back to the same step; yaml carries it too.
+  const std::string printed = print_contract_kc(c);
+  EXPECT_NE(printed.find("time latency across K + 1 beyond 2"), std::string::npos) << printed;
+  Found again = parse(printed);
+  ASSERT_EQ(again.error, nullptr) << again.error->render();
+  EXPECT_EQ(again.result.document.contracts.at(0).content_hash(), c.content_hash());
+  ParseResult yaml = parse_yaml(print_yaml(f.result.document), "t.yaml");
+  ASSERT_EQ(yaml.document.contracts.size(), 1u);
+  ASSERT_TRUE(yaml.document.contracts[0].measure.latency);
+  EXPECT_EQ(yaml.document.contracts[0].measure.latency->to_string(), "K + 1 beyond 2");
+
+  Found fixed = parse(contract("measure", base + "time latency across K = 257"));
+  ASSERT_EQ(fixed.error, nullptr) << fixed.error->render();
+  EXPECT_TRUE(fixed.result.document.contracts.at(0).measure.latency->absolute);
+  EXPECT_EQ(fixed.result.document.contracts.at(0).measure.latency->to_string(), "K = 257");
+  Found down = parse(contract("measure", base + "time latency across N - 3"));
+  ASSERT_EQ(down.error, nullptr) << down.error->render();
+  EXPECT_EQ(down.result.document.contracts.at(0).measure.latency->value, -3);
+
+  for (const char* bad : {"time latency K + 1", "time latency across + 1", "time latency across K * 2",
+                          "time latency across K + 0", "time latency across K + 1.5", "time latency across K = 0",
+                          "time latency across K + 1 beyond 0.5", "time latency across K + 1 soon"}) {
+    // A malformed step makes the clause descriptive, with the executable form.
+    Found e = parse(contract("measure", base + bad));
+    EXPECT_EQ(e.error, nullptr) << bad;
+    ASSERT_EQ(e.result.document.contracts.size(), 1u);
+    EXPECT_FALSE(e.result.document.contracts[0].executable()) << bad;
+    const std::vector<LintFinding> findings = lint(e.result.document);
+    ASSERT_EQ(findings.size(), 1u) << bad;
+    EXPECT_NE(findings[0].message.find("time latency across K + 1"), std::string::npos) << findings[0].message;
+  }
+  Found typo = parse(contract("measure", base + "tme latency"));
+  ASSERT_NE(typo.error, nullptr);
+  EXPECT_EQ(typo.error->suggestion, "time");
+}
+
 TEST(Names, StatisticsMetricsAndObservedQuantities) {
   expect_unknown("measure", "sample 3 random inputs per config; compute maxx ratio; pass if <= 1", "statistic", "maxx",
                  "max");
