@@ -385,9 +385,8 @@ Step time_latency(CaseRun& c, const Config& config, ConfigRun& cr) {
     if (j->contradicts && reported) {
       note += "; the kernel reports its path, which is the evidence of which one ran: the inference is not counted";
     } else if (j->contradicts) {
-      char f[32];
-      std::snprintf(f, sizeof f, "%g", across.beyond);
-      note += "; within the contract's factor " + std::string(f) + ", so not counted against the declared path";
+      note +=
+          "; within the contract's factor " + ratio_text(across.beyond) + ", so not counted against the declared path";
     }
     c.ev.note(note);
   }
