@@ -56,7 +56,9 @@ struct Limits {
   /// After a call returns, its tensors are read-only in the worker until the
   /// next call starts, and the reply waits this long: a write in that window
   /// (a thread the kernel left running) is LATE_WRITE(tensor) on this call, a
-  /// later one LATE_WRITE on the worker's next call.
+  /// later one LATE_WRITE on the worker's next call. The reply does not wait
+  /// when nothing the kernel started can still run (no thread besides the
+  /// worker's own, no timer armed): no late write can come then.
   double settle_s = 0.002;
   /// Memory every worker running at once may use together (`--memory-budget`);
   /// 0: the machine's available memory (MemAvailable). See MemoryBudget.

@@ -7,8 +7,6 @@
 // Worker side (child_main / kernel_process / serve): the sandbox
 // (isolate/sandbox.h), guarded buffers, fault handlers, limits, and one kernel
 // thread that serves calls until the socket closes.
-#include "kc/isolate.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,6 +27,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <thread>
@@ -41,6 +40,7 @@
 #include "kc/capability.h"
 #include "kc/child.h"
 #include "kc/interrupt.h"
+#include "kc/isolate.h"
 #include "kc/memcheck.h"
 #include "kc/message.h"
 #include "kc/signature.h"
@@ -278,6 +278,51 @@ SharedBlock* g_block = nullptr;
 std::vector<GuardRange>* g_guards = nullptr;
 bool g_pid1 = false;                         ///< the kernel process is PID 1 of its own namespace
 volatile sig_atomic_t g_after_return = 0;    ///< the tensors are read-only: the call has returned
+
+/// What could still write a tensor after a call returned: a thread besides
+/// the worker's own (its main thread and the serving thread), or an armed
+/// timer (an interval timer's signal handler, a POSIX timer's thread). Read
+/// through /proc/self descriptors opened before the lock-down; what cannot be
+/// read counts as "could".
+struct Aftermath {
+  int stat_fd = -1;
+  int timers_fd = -1;
+  long own_threads = 0;  ///< 0: unknown, the settle window always applies
+};
+Aftermath g_aftermath;
+
+/// Field 20 of /proc/self/stat (num_threads), or -1.
+long proc_thread_count(int stat_fd) {
+  if (stat_fd < 0) return -1;
+  char buf[1024];
+  const ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  // The command name (field 2) may hold spaces and parentheses: fields are
+  // counted from its closing parenthesis, the last one in the line.
+  const char* q = std::strrchr(buf, ')');
+  if (!q) return -1;
+  int field = 2;
+  for (++q; *q; ++q) {
+    if (*q == ' ' && ++field == 20) return std::strtol(q + 1, nullptr, 10);
+  }
+  return -1;
+}
+
+/// True when nothing the kernel started can run after its call returned, so a
+/// late write cannot come and the settle window has nothing to wait for.
+bool nothing_left_running() {
+  const Aftermath& a = g_aftermath;
+  if (a.own_threads <= 0 || a.timers_fd < 0) return false;
+  if (proc_thread_count(a.stat_fd) != a.own_threads) return false;
+  char c;
+  if (pread(a.timers_fd, &c, 1, 0) != 0) return false;  // a POSIX timer is listed
+  for (const int which : {ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF}) {
+    itimerval t{};
+    if (getitimer(which, &t) != 0 || t.it_value.tv_sec != 0 || t.it_value.tv_usec != 0) return false;
+  }
+  return true;
+}
 
 /// The buffers of layouts this worker served before (read-only, emptied): a
 /// write there by a thread the kernel left running is a late write too.
@@ -613,7 +658,8 @@ void serve(ServeArgs a) {
     // comes within the settle window ends this call; a later one, the next.
     protect_tensors(guards, true);
     g_after_return = 1;
-    if (a.settle_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(a.settle_s));
+    if (a.settle_s > 0 && !nothing_left_running())
+      std::this_thread::sleep_for(std::chrono::duration<double>(a.settle_s));
     const char done = 'D';
     if (send(a.sock, &done, 1, MSG_NOSIGNAL) != 1) return;
   }
@@ -831,6 +877,11 @@ constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  
       std::min<std::int64_t>(limits.memory_bytes > 0 ? limits.memory_bytes : std::int64_t{1} << 30, std::int64_t{256} << 20);
   bits = detail::set_up_mounts(profile, bits, scratch, &why);
   if (bits & detail::kReadOnlyFs) setenv("TMPDIR", "/tmp", 1);
+  // Before the lock-down and before any of the impl's code runs here: the
+  // threads now are the worker's own, plus the serving thread to come.
+  g_aftermath.stat_fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  g_aftermath.timers_fd = open("/proc/self/timers", O_RDONLY | O_CLOEXEC);
+  if (const long threads = proc_thread_count(g_aftermath.stat_fd); threads > 0) g_aftermath.own_threads = threads + 1;
 
   static std::vector<GuardRange> guards;
   guards.resize(tmpl.tensors.size());

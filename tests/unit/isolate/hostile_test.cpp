@@ -4,15 +4,15 @@
 // kernel started is left running. Each runs twice: with the worker's
 // namespaces, and with the fallback a host that refuses them gets
 // (KC_ISOLATE_NO_NAMESPACES=1: one process group, a stricter seccomp filter).
-#include <gtest/gtest.h>
-
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -237,6 +237,50 @@ TEST_P(Hostile, AWriteAfterReturnIsALateWrite) {
     ASSERT_TRUE(late.failure);
     EXPECT_EQ(late.failure->to_string(), "LATE_WRITE(x)") << late.status.message();
   }
+}
+
+float* g_alarm_target = nullptr;
+void write_on_alarm(int) {
+  if (g_alarm_target) g_alarm_target[1] = 12345.0f;
+}
+
+TEST_P(Hostile, AWriteFromATimerArmedInTheCallIsALateWriteOnThatCall) {
+  // No thread is left running, but an interval timer is armed: its handler
+  // writes the output 20 ms after the call returned, within the settle window.
+  const HostileImpl impl([](Call& c) {
+    g_alarm_target = c.t("x").data<float>();
+    struct sigaction sa {};
+    sa.sa_handler = write_on_alarm;
+    sigaction(SIGALRM, &sa, nullptr);
+    itimerval t{};
+    t.it_value.tv_usec = 20000;
+    setitimer(ITIMER_REAL, &t, nullptr);
+    return ok_status();
+  });
+  Limits limits;
+  limits.settle_s = 0.5;
+  Call call = scal_call(8);
+  Worker w(impl, Mode::kProcess, limits);
+  const Outcome o = w.run(call);
+  ASSERT_TRUE(o.failure) << "the reply did not wait for the armed timer";
+  EXPECT_EQ(o.failure->to_string(), "LATE_WRITE(x)") << o.status.message();
+}
+
+TEST_P(Hostile, AReplyWaitsNoSettleWindowWhenNothingIsLeftRunning) {
+  // A kernel that starts nothing: three calls, each of which would wait 3 s
+  // if the window applied, take much less than one window together.
+  const HostileImpl impl([](Call& c) {
+    c.t("x").data<float>()[0] = 1.0f;
+    return ok_status();
+  });
+  Limits limits;
+  limits.settle_s = 3.0;
+  Worker w(impl, Mode::kProcess, limits);
+  Call call = scal_call(8);
+  ASSERT_FALSE(w.run(call).failure);  // the worker's start is not counted
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3; ++i) ASSERT_FALSE(w.run(call).failure);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 3.0);
 }
 
 TEST_P(Hostile, ALateWriteToAnEarlierLayoutsBufferIsStillCaught) {
