@@ -304,12 +304,53 @@ std::string describe_missing(std::uint32_t wanted, std::uint32_t got) {
   return s;
 }
 
-std::uint32_t unshare_namespaces(const SandboxProfile& p, std::string* why) {
-  // For tests and for hosts where namespaces misbehave: the fallback on demand.
-  if (const char* off = std::getenv("KC_ISOLATE_NO_NAMESPACES"); off && *off && std::strcmp(off, "0") != 0) {
-    if (why) *why = "namespaces: turned off by KC_ISOLATE_NO_NAMESPACES";
-    return 0;
+namespace {
+
+/// For tests and for hosts where namespaces misbehave: the fallback on demand.
+bool namespaces_turned_off(std::string* why) {
+  const char* off = std::getenv("KC_ISOLATE_NO_NAMESPACES");
+  if (!off || !*off || std::strcmp(off, "0") == 0) return false;
+  if (why) *why = "namespaces: turned off by KC_ISOLATE_NO_NAMESPACES";
+  return true;
+}
+
+/// kc's own PID namespace, opened once (close-on-exec; a worker closes it).
+int own_pid_namespace_fd() {
+  static const int fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+  return fd;
+}
+
+}  // namespace
+
+bool pid_namespace_for_next_child(std::string* why) {
+  if (namespaces_turned_off(why)) return false;
+  // Without a way back, the thread's later children would all land in the
+  // worker's namespace, dead once the worker ends.
+  if (own_pid_namespace_fd() < 0) {
+    append_why(why, "open /proc/self/ns/pid");
+    return false;
   }
+  if (unshare(CLONE_NEWPID) == 0) return true;
+  append_why(why, "unshare(CLONE_NEWPID)");
+  return false;
+}
+
+bool own_pid_namespace_for_children() { return setns(own_pid_namespace_fd(), CLONE_NEWPID) == 0; }
+
+std::uint32_t unshare_other_namespaces(const SandboxProfile& p, std::string* why) {
+  int flags = CLONE_NEWNS | CLONE_NEWIPC;
+  std::uint32_t bits = kMountNs | kIpcNs;
+  if (p.private_network) {
+    flags |= CLONE_NEWNET;
+    bits |= kNetNs;
+  }
+  if (unshare(flags) == 0) return kPidNs | bits;
+  append_why(why, "unshare(CLONE_NEWNS|CLONE_NEWIPC|CLONE_NEWNET)");
+  return kPidNs;
+}
+
+std::uint32_t unshare_namespaces(const SandboxProfile& p, std::string* why) {
+  if (namespaces_turned_off(why)) return 0;
   int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC;
   std::uint32_t bits = kPidNs | kMountNs | kIpcNs;
   if (p.private_network) {

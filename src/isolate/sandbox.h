@@ -67,6 +67,18 @@ bool seccomp_log_mode();
 /// In the worker's first process: unshares the namespaces the profile asks for
 /// (all or, failing that, none); returns the bits obtained, and why not in *why.
 std::uint32_t unshare_namespaces(const SandboxProfile& p, std::string* why);
+/// In kc, on the thread about to fork a worker: makes that thread's next
+/// child PID 1 of a new PID namespace (unshare(CLONE_NEWPID) applies to
+/// children only), so the worker is one fork of kc, not two. False, and why
+/// not in *why, where namespaces are refused or turned off; the worker then
+/// runs without any (unshare_namespaces' fallback).
+bool pid_namespace_for_next_child(std::string* why);
+/// In kc, right after that fork: the thread's later children (tools, the next
+/// worker) are in kc's own PID namespace again. False if that failed.
+bool own_pid_namespace_for_children();
+/// In a worker that is PID 1 of its own PID namespace: the profile's other
+/// namespaces (mount, IPC, network); returns kPidNs plus the bits obtained.
+std::uint32_t unshare_other_namespaces(const SandboxProfile& p, std::string* why);
 /// In PID 1 of the new namespaces: private propagation, its own /proc and,
 /// when the profile asks, read-only mounts with a tmpfs on /tmp.
 std::uint32_t set_up_mounts(const SandboxProfile& p, std::uint32_t bits, std::int64_t scratch_bytes,

@@ -337,8 +337,8 @@ std::size_t g_retired_bytes = 0;
 
 /// Ends the kernel process by `sig`, as kc must see it. PID 1 of a namespace
 /// cannot be killed by a signal sent from inside it (a raise() is ignored), so
-/// it records the signal and exits; the worker's first process then dies by
-/// that signal (child_main).
+/// it records the signal and exits with kExitSignal; kc reads it as a death by
+/// that signal (signal_of).
 [[noreturn]] void die_by(int sig) {
   if (g_pid1) {
     if (g_block) g_block->killed_by = sig;
@@ -809,51 +809,32 @@ constexpr int kDeadlySignals[] = {SIGABRT, SIGTERM, SIGINT,  SIGHUP,  SIGQUIT,  
                                  const Limits& limits, const detail::SandboxProfile& profile,
                                  std::uint32_t bits, std::string why);
 
-/// The worker's first process, kc's child: it enters the sandbox's namespaces
-/// and forks the kernel process (PID 1 there), then waits for it and ends the
-/// way it ended. Where namespaces are refused it runs the kernel itself.
-[[noreturn]] void child_main(const Impl& impl, const Call& tmpl, Worker::Child& c, int sock,
-                             const Limits& limits, pid_t parent) {
-  setpgid(0, 0);
-  // Die with kc: an orphaned worker spinning in a kernel would outlive it.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(kExitFault);
+/// The worker, kc's child. With `pid_ns` it is PID 1 of a PID namespace of
+/// its own (kc's thread unshared it for this child: Worker::prepare) and
+/// enters the profile's other namespaces; without, it runs the kernel with
+/// none, and `why` says why not.
+[[noreturn]] void child_main(const Impl& impl, const Call& tmpl, Worker::Child& c, int sock, const Limits& limits,
+                             pid_t parent, bool pid_ns, std::string why) {
+  const detail::SandboxProfile& profile = detail::sandbox_profile(runtime_traits(impl.declaration()).sandbox);
   g_block = c.block;
   rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);  // a crashing kernel is data, not a core file
-
-  const detail::SandboxProfile& profile = detail::sandbox_profile(runtime_traits(impl.declaration()).sandbox);
-  std::string why;
-  const std::uint32_t ns = detail::unshare_namespaces(profile, &why);
-  if (!(ns & detail::kPidNs)) {
-    // One process; what the kernel forks stays in its process group (setsid
-    // and setpgid are refused), and orphans come back to it.
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
-    __atomic_store_n(&c.block->kernel_pid, static_cast<std::int32_t>(getpid()), __ATOMIC_RELEASE);
-    kernel_process(impl, tmpl, c, sock, limits, profile, ns, why);
-  }
-  const pid_t k = fork();
-  if (k < 0) setup_failed(std::string("fork into the worker's PID namespace: ") + std::strerror(errno));
-  if (k == 0) {
+  if (pid_ns) {
     // PID 1: the namespace, and every process the kernel starts, ends with it.
+    // Die with kc: an orphaned worker spinning in a kernel would outlive it
+    // (should kc be gone already, the first read of the socket ends the worker).
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     g_pid1 = true;
     setsid();  // its own process group and session: kill(0, ...) stays inside
-    kernel_process(impl, tmpl, c, sock, limits, profile, ns, why);
+    kernel_process(impl, tmpl, c, sock, limits, profile, detail::unshare_other_namespaces(profile, &why), why);
   }
-  __atomic_store_n(&c.block->kernel_pid, static_cast<std::int32_t>(k), __ATOMIC_RELEASE);
-  // Only the kernel process holds the socket and the output pipe: kc sees
-  // them close when it ends.
-  close(sock);
-  for (int fd = 0; fd <= 2; ++fd) close(fd);
-  int st = 0;
-  while (waitpid(k, &st, __WALL) < 0) {
-    if (errno != EINTR) _exit(kExitFault);
-  }
-  if (WIFSIGNALED(st)) die_by(WTERMSIG(st));
-  const int code = WIFEXITED(st) ? WEXITSTATUS(st) : kExitFault;
-  if (code == kExitSignal && c.block->killed_by > 0) die_by(c.block->killed_by);
-  _exit(code);
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(kExitFault);
+  // One process; what the kernel forks stays in its process group (setsid
+  // and setpgid are refused), and orphans come back to it.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  kernel_process(impl, tmpl, c, sock, limits, profile, 0, why);
 }
 
 [[noreturn]] void kernel_process(const Impl& impl, const Call& tmpl, Worker::Child& c, int sock,
@@ -1184,11 +1165,27 @@ Status Worker::prepare(const Call& call) {
   const pid_t parent = getpid();
   const std::string cgroup_procs = detail::worker_cgroup_procs();  // the memory budget's cgroup, if any
   pid_t pid;
+  std::string why_no_ns;
+  bool pid_ns = false;
   {
     // No other thread's oracle is in memory while the worker's copy is taken.
     detail::ForkExclusive exclusive;
+    pid_ns = detail::pid_namespace_for_next_child(&why_no_ns);
     pid = fork();
     if (pid == 0) exclusive.disown();  // the child's copy of the gate is never touched
+    if (pid != 0 && pid_ns && !detail::own_pid_namespace_for_children()) {
+      // This thread's later children would land in the worker's namespace.
+      if (pid > 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+      }
+      close(sv[0]);
+      close(sv[1]);
+      close(out[1]);
+      c->stop(0);
+      return internal_error(std::string("setns back to kc's PID namespace: ") + std::strerror(errno));
+    }
   }
   if (pid < 0) {
     close(sv[0]);
@@ -1216,11 +1213,15 @@ Status Worker::prepare(const Call& call) {
       set_message(c->block, "cannot join the memory budget's cgroup (" + cgroup_procs + "): " + std::strerror(errno));
       _exit(kExitFault);
     }
-    child_main(impl_, call, *c, sv[1], limits_, parent);
+    child_main(impl_, call, *c, sv[1], limits_, parent, pid_ns, why_no_ns);
   }
   close(sv[1]);
   close(out[1]);
-  setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+  // The kernel runs in kc's child itself. Its process group: PID 1 makes one
+  // with setsid (which a group leader may not call); otherwise the child's
+  // setpgid or this one, whichever runs first.
+  if (!pid_ns) setpgid(pid, pid);
+  __atomic_store_n(&c->block->kernel_pid, static_cast<std::int32_t>(pid), __ATOMIC_RELEASE);
   c->pid = pid;
   c->sock = sv[0];
   child_ = std::move(c);
@@ -1313,6 +1314,14 @@ End await_reply(Worker::Child& c, const Limits& limits, std::int64_t* rss_seen) 
   }
 }
 
+/// The signal the worker died by, or 0: one it was killed by, or the one PID 1
+/// of its namespace recorded before it exited (die_by).
+int signal_of(int wait_status, const SharedBlock& blk) {
+  if (WIFSIGNALED(wait_status)) return WTERMSIG(wait_status);
+  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == kExitSignal && blk.killed_by > 0) return blk.killed_by;
+  return 0;
+}
+
 /// Why a call whose worker did not reply ended: the time or memory limit,
 /// the fault the worker recorded (guard page, canary, late write...), or how
 /// the process ended (signal, OOM kill, exit).
@@ -1375,8 +1384,7 @@ Outcome explain_end(End end, const SharedBlock& blk, int ws, const std::vector<s
     case Fault::kNone:
       break;
   }
-  if (WIFSIGNALED(ws)) {
-    const int sig = WTERMSIG(ws);
+  if (const int sig = signal_of(ws, blk); sig > 0) {
     if (sig == SIGXCPU) {
       return failed(StatusCode::kDeadlineExceeded, "the worker used up its CPU-time limit (SIGXCPU)",
                     {sig::kTimeout, {"cpu"}});
