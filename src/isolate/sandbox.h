@@ -64,8 +64,9 @@ bool seccomp_built();
 /// weaker. The explicit refusals still hold.
 bool seccomp_log_mode();
 
-/// In the worker's first process: unshares the namespaces the profile asks for
-/// (all or, failing that, none); returns the bits obtained, and why not in *why.
+/// In a probe child's first process (run_sandboxed): unshares the namespaces
+/// the profile asks for (all or, failing that, none); returns the bits
+/// obtained, and why not in *why.
 std::uint32_t unshare_namespaces(const SandboxProfile& p, std::string* why);
 /// In kc, on the thread about to fork a worker: makes that thread's next
 /// child PID 1 of a new PID namespace (unshare(CLONE_NEWPID) applies to
