@@ -7,6 +7,8 @@
 // Worker side (child_main / kernel_process / serve): the sandbox
 // (isolate/sandbox.h), guarded buffers, fault handlers, limits, and one kernel
 // thread that serves calls until the socket closes.
+#include "kc/isolate.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -40,7 +42,6 @@
 #include "kc/capability.h"
 #include "kc/child.h"
 #include "kc/interrupt.h"
-#include "kc/isolate.h"
 #include "kc/memcheck.h"
 #include "kc/message.h"
 #include "kc/signature.h"
@@ -96,11 +97,10 @@ struct SharedBlock {
   char path[512];          ///< the implementation path the kernel reported (kc/capability.h)
   char path_reason[1024];  ///< and why its library chose it
   // Set once by the worker, before its first call (the parent clears only what is above).
-  std::int32_t kernel_pid;  ///< the process running the kernel, as kc sees it
   std::uint32_t sandbox_bits;
   char sandbox_why[1024];
 };
-constexpr std::size_t kPerCallBytes = offsetof(SharedBlock, kernel_pid);
+constexpr std::size_t kPerCallBytes = offsetof(SharedBlock, sandbox_bits);
 
 constexpr int kExitFault = 70;   ///< the worker recorded a fault in the block and exited
 constexpr int kExitSignal = 71;  ///< PID 1 of the namespace recorded killed_by and exited
@@ -720,10 +720,6 @@ struct Worker::Child {
   int wait_status = 0;
 
   /// The process running the kernel (the worker itself until it says otherwise).
-  pid_t kernel_pid() const {
-    const std::int32_t k = block ? __atomic_load_n(&block->kernel_pid, __ATOMIC_ACQUIRE) : 0;
-    return k > 0 ? k : pid;
-  }
 
   /// Reads what the kernel printed without waiting: the first
   /// Capture::kCaptureKeep bytes are kept, the rest counted.
@@ -762,7 +758,6 @@ struct Worker::Child {
           break;
         }
         if (std::chrono::steady_clock::now() >= until) {
-          if (kernel_pid() != pid) kill(kernel_pid(), SIGKILL);
           kill(-pid, SIGKILL);
           kill(pid, SIGKILL);
           while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
@@ -786,7 +781,6 @@ struct Worker::Child {
   /// Kills the whole process group now and reaps the worker.
   void kill_now() {
     if (pid > 0 && !reaped) {
-      if (kernel_pid() != pid) kill(kernel_pid(), SIGKILL);
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
@@ -1175,11 +1169,7 @@ Status Worker::prepare(const Call& call) {
     if (pid == 0) exclusive.disown();  // the child's copy of the gate is never touched
     if (pid != 0 && pid_ns && !detail::own_pid_namespace_for_children()) {
       // This thread's later children would land in the worker's namespace.
-      if (pid > 0) {
-        kill(pid, SIGKILL);
-        while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-        }
-      }
+      if (pid > 0) c->pid = pid;  // killed and reaped by stop
       close(sv[0]);
       close(sv[1]);
       close(out[1]);
@@ -1221,7 +1211,6 @@ Status Worker::prepare(const Call& call) {
   // with setsid (which a group leader may not call); otherwise the child's
   // setpgid or this one, whichever runs first.
   if (!pid_ns) setpgid(pid, pid);
-  __atomic_store_n(&c->block->kernel_pid, static_cast<std::int32_t>(pid), __ATOMIC_RELEASE);
   c->pid = pid;
   c->sock = sv[0];
   child_ = std::move(c);
@@ -1304,7 +1293,7 @@ End await_reply(Worker::Child& c, const Limits& limits, std::int64_t* rss_seen) 
       continue;
     }
     if (limits.memory_bytes > 0) {
-      *rss_seen = statm_bytes(c.kernel_pid(), 1);
+      *rss_seen = statm_bytes(c.pid, 1);
       if (*rss_seen > 0 && *rss_seen - c.rss_baseline > limits.memory_bytes) return End::kMemory;
     }
     if (waitpid(c.pid, &c.wait_status, WNOHANG) == c.pid) {

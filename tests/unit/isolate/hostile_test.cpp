@@ -4,9 +4,10 @@
 // kernel started is left running. Each runs twice: with the worker's
 // namespaces, and with the fallback a host that refuses them gets
 // (KC_ISOLATE_NO_NAMESPACES=1: one process group, a stricter seccomp filter).
+#include <gtest/gtest.h>
+
 #include <dirent.h>
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
