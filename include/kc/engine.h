@@ -175,8 +175,8 @@ struct CheckRequest {
   /// call after the protocol's fill and probe, before the kernel runs. It may
   /// rewrite input values, never shapes. Empty: the protocol's inputs as they are.
   std::function<void(Call& call)> prepare_inputs;
-  /// --jobs: cases run at once, each kernel in its own worker (0: one per
-  /// hardware thread). Cases that measure time or determinism, and in-process
+  /// --jobs: cases run at once, each kernel in its own worker (0: one and a
+  /// half per hardware thread, rounded up). Cases that measure time or determinism, and in-process
   /// kernels, run alone (case_schedule); results are recorded in plan order.
   int jobs = 0;
   /// Inputs and oracle answers shared by every impl of the run (sample_cache.h);

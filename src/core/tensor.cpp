@@ -141,7 +141,14 @@ std::int64_t Tensor::offset_of_flat(std::int64_t flat) const {
 std::vector<double> Tensor::to_doubles() const {
   const std::int64_t n = numel();
   std::vector<double> out(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = at(i);
+  // Row-major and dense (no padding): element i is at offset i.
+  bool dense = true;
+  std::int64_t expect = 1;
+  for (std::size_t d = shape_.size(); d-- > 0 && dense;) {
+    dense = shape_[d] == 1 || strides_[d] == expect;
+    expect *= shape_[d];
+  }
+  for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = dense ? load(i) : at(i);
   return out;
 }
 

@@ -305,8 +305,8 @@ class ConcurrentImpl final : public Impl {
 
 /// `bitwise_identical across N` and `declared_policy determinism`: every
 /// repeat compared with the first under the plan's agreement (BITWISE, or the
-/// impl's declared RUN_TO_RUN), under a concurrency sweep: every other
-/// invocation alone, the rest 2 and 4 at once in turn (host kernels whose
+/// impl's declared RUN_TO_RUN), under a concurrency sweep: half the
+/// invocations alone, then the rest 2 and 4 at once (host kernels whose
 /// runtime survives fork, unless the impl declares reentrant = false).
 class RepeatJudge final : public Judge {
  public:
@@ -381,13 +381,22 @@ class RepeatJudge final : public Judge {
     return traits.survives_fork && traits.runs_on_host &&
            (reentrant == c.decl.extra.end() || reentrant->second != "false");
   }
-  /// 0 alone, 1 two at once, 2 four at once. Every other invocation is alone,
-  /// the first included, so lone calls stay the majority the timing floor's
-  /// median is taken over (a result cached after the first call is fast on
-  /// most of them); the others alternate between 2 and 4 at once.
+  /// 0 alone, 1 two at once, 2 four at once. The first half of the
+  /// invocations (rounded up) run alone, the first one included, so lone calls
+  /// stay the majority the timing floor is taken over (a result cached after
+  /// the first call is fast on most of them); then half the rest 2 at once
+  /// (rounded up), then the others 4 at once. Each level runs in a worker of
+  /// its own, so the order changes nothing a kernel can see from one level to
+  /// the next; in blocks, a level's calls follow one another in its worker
+  /// instead of alternating with another worker's, whose threads (a thread
+  /// pool spinning after its call) would still be using the cores.
   static int level_slot(const CaseRun& c, int run) {
-    if (c.sweep_workers.empty() || run % 2 == 0) return 0;
-    return run % 4 == 1 ? 1 : 2;
+    if (c.sweep_workers.empty()) return 0;
+    const int n = c.plan.invocations;
+    const int alone = (n + 1) / 2;
+    const int two = (n - alone + 1) / 2;
+    if (run < alone) return 0;
+    return run < alone + two ? 1 : 2;
   }
   static std::string level_name(std::size_t slot) {
     return slot == 0 ? "alone" : std::to_string(kLevels[slot]) + " at once";
@@ -396,8 +405,8 @@ class RepeatJudge final : public Judge {
     if (c.sweep_workers.empty())
       return "invocations ran one at a time: no concurrency sweep (the impl declares reentrant = false, or its "
              "runtime is not a host runtime that survives fork)";
-    return "concurrency sweep: every other invocation ran alone (the first included), the rest 2 and 4 at once "
-           "in turn, each level in a worker of its own";
+    return "concurrency sweep: the first half of the invocations ran alone, then half the rest 2 at once and the "
+           "others 4 at once, each level in a worker of its own";
   }
 };
 

@@ -27,7 +27,14 @@ int effective_jobs(int jobs) {
   return 1;
 #else
   if (jobs > 0) return jobs;
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // A job is two processes taking turns, kc's thread (inputs, oracle,
+  // judgement) and its worker (the kernel), and both also wait: for a
+  // worker's start and exit, and in the settle window after a call. With one
+  // job per hardware thread those waits leave cores idle; half as many jobs
+  // again fill them. Cases that must have the machine to themselves run alone
+  // whatever the count (case_schedule).
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return threads + (threads + 1) / 2;
 #endif
 }
 

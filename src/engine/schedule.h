@@ -20,7 +20,7 @@ namespace kc::engine {
 void run_ordered(std::size_t n, int jobs, const std::function<bool(std::size_t)>& serial,
                  const std::function<void(std::size_t)>& work, const std::function<void(std::size_t)>& record);
 
-/// --jobs 0 means one job per hardware thread.
+/// --jobs 0 means one and a half jobs per hardware thread, rounded up.
 int effective_jobs(int jobs);
 
 /// The jobs that run at once under the workers' memory budget

@@ -155,9 +155,10 @@ constexpr FlagInfo kFlags[] = {
      "error verdict SANITIZER(TOOL, N errors). Refused (exit 2) without the binary\n"
      "or a GPU"},
     {"--jobs", "-j", "N", "check, grade, calibrate", "check grade calibrate vet ladder", false,
-     "cases run at once, each kernel in its own worker (default 0: one per\n"
-     "core); cases that measure time or determinism and in-process kernels\n"
-     "run alone; results and the trace keep plan order whatever N is"},
+     "cases run at once, each kernel in its own worker (default 0: one and a\n"
+     "half per core, rounded up); cases that measure time or determinism and\n"
+     "in-process kernels run alone; results and the trace keep plan order\n"
+     "whatever N is"},
     {"--fast", "", "", "check, grade, calibrate", "check grade vet ladder", false,
      "judge matmul and attention cases under a `bound` tolerance with the\n"
      "fast verifier (matmul: Freivalds probes + sampled elements, O(n^2);\n"
@@ -249,7 +250,7 @@ constexpr FlagInfo kFlags[] = {
     {"--dir", "", "DIR", "other commands", "status", false,
      "(status) the ladder's --out directory (default kc-report)"},
 };
-  // clang-format on
+// clang-format on
 
 constexpr std::string_view kIntro = "kc — Kernel Contracts: check ML kernels against written contracts.\n";
 constexpr std::size_t kColumn = 23;  // where descriptions start

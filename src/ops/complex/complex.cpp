@@ -116,6 +116,15 @@ Cx op_at(const Tensor& t, Trans tr, std::int64_t i, std::int64_t k) {
   return {};
 }
 
+/// The factors of a complex product, dense and row-major: op(A)_ik and x_k
+/// (gemv) or op(B)_kj.
+struct Factors {
+  std::vector<Cx> a, b;
+  std::int64_t inner = 0, cols = 0;
+  Cx left(std::int64_t i, std::int64_t k) const { return a[static_cast<std::size_t>(i * inner + k)]; }
+  Cx right(std::int64_t k, std::int64_t j) const { return b[static_cast<std::size_t>(k * cols + j)]; }
+};
+
 /// A complex scalar parameter (name, name_im), each part rounded to the
 /// call's precision (cgemv's COMPLEX ALPHA is two REALs).
 Cx scalar(const Call& call, const std::string& name, double re_default) {
@@ -485,12 +494,13 @@ class ComplexOp final : public Op {
         const Product p = product_of(call);
         const std::string out_name = kind_ == ComplexKind::kGemv ? "y" : "C";
         const Tensor& out_t = call.t(out_name);
+        const Factors f = is_zero(p.alpha) ? Factors{} : factors_of(call, p);
         std::vector<Cx> out(static_cast<std::size_t>(p.rows * p.cols));
         for (std::int64_t i = 0; i < p.rows; ++i) {
           for (std::int64_t j = 0; j < p.cols; ++j) {
             Cx acc;
             if (!is_zero(p.alpha)) {
-              for (std::int64_t k = 0; k < p.inner; ++k) acc = add(acc, mul(left(call, i, k), right(call, k, j)));
+              for (std::int64_t k = 0; k < p.inner; ++k) acc = add(acc, mul(f.left(i, k), f.right(k, j)));
               acc = mul(p.alpha, acc);
             }
             if (!is_zero(p.beta)) {
@@ -594,12 +604,13 @@ class ComplexOp final : public Op {
         if (output != out_name) return not_found(std::string(name()) + " has no output '" + output + "'");
         const Product p = product_of(call);
         const Tensor& out_t = call.t(out_name);
+        const Factors f = factors_of(call, p);
         std::vector<Mag> mag(static_cast<std::size_t>(p.rows * p.cols));
         for (std::int64_t i = 0; i < p.rows; ++i) {
           for (std::int64_t j = 0; j < p.cols; ++j) {
             Mag s;
             for (std::int64_t k = 0; k < p.inner; ++k) {
-              const Mag m = mag_of(left(call, i, k), right(call, k, j));
+              const Mag m = mag_of(f.left(i, k), f.right(k, j));
               s.re += m.re;
               s.im += m.im;
             }
@@ -692,14 +703,29 @@ class ComplexOp final : public Op {
     }
     return p;
   }
-  /// op(A)_ik.
-  Cx left(const Call& call, std::int64_t i, std::int64_t k) const {
-    return op_at(call.t("A"), trans_of(call.config, kind_ == ComplexKind::kGemv ? "trans" : "trans_a"), i, k);
-  }
-  /// x_k (gemv) or op(B)_kj.
-  Cx right(const Call& call, std::int64_t k, std::int64_t j) const {
-    if (kind_ == ComplexKind::kGemv) return vec_at(call.t("x"), k);
-    return op_at(call.t("B"), trans_of(call.config, "trans_b"), k, j);
+  /// op(A) (rows x inner) and x or op(B) (inner x cols), each element read
+  /// once from the stored tensors into dense rows: the products' loops then
+  /// cost no tensor or config lookups.
+  Factors factors_of(const Call& call, const Product& p) const {
+    Factors f;
+    f.inner = p.inner;
+    f.cols = p.cols;
+    const Tensor& a = call.t("A");
+    const Trans ta = trans_of(call.config, kind_ == ComplexKind::kGemv ? "trans" : "trans_a");
+    f.a.reserve(static_cast<std::size_t>(p.rows * p.inner));
+    for (std::int64_t i = 0; i < p.rows; ++i)
+      for (std::int64_t k = 0; k < p.inner; ++k) f.a.push_back(op_at(a, ta, i, k));
+    f.b.reserve(static_cast<std::size_t>(p.inner * p.cols));
+    if (kind_ == ComplexKind::kGemv) {
+      const Tensor& x = call.t("x");
+      for (std::int64_t k = 0; k < p.inner; ++k) f.b.push_back(vec_at(x, k));
+    } else {
+      const Tensor& b = call.t("B");
+      const Trans tb = trans_of(call.config, "trans_b");
+      for (std::int64_t k = 0; k < p.inner; ++k)
+        for (std::int64_t j = 0; j < p.cols; ++j) f.b.push_back(op_at(b, tb, k, j));
+    }
+    return f;
   }
   /// The incoming y_i (gemv) or C_ij.
   Cx current(const Tensor& out, std::int64_t i, std::int64_t j) const {

@@ -190,7 +190,22 @@ class MatmulOp final : public Op {
     const Tensor& c = call.t("C");
     OracleResult r;
     r.output_names = {"C"};
-    std::vector<double> out(static_cast<std::size_t>(p.m * p.n));
+    // op(A) by rows and op(B) by columns, read once into dense doubles (every
+    // stored value is exact in double), so each dot product runs over two
+    // contiguous arrays.
+    const auto m = static_cast<std::size_t>(p.m), n = static_cast<std::size_t>(p.n), kk = static_cast<std::size_t>(p.k);
+    std::vector<double> rows_a, cols_b;
+    if (p.alpha != 0) {
+      rows_a.resize(m * kk);
+      cols_b.resize(n * kk);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t q = 0; q < kk; ++q)
+          rows_a[i * kk + q] = op_a(a, p, static_cast<std::int64_t>(i), static_cast<std::int64_t>(q));
+      for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t q = 0; q < kk; ++q)
+          cols_b[j * kk + q] = op_b(b, p, static_cast<std::int64_t>(q), static_cast<std::int64_t>(j));
+    }
+    std::vector<double> out(m * n);
     for (std::int64_t i = 0; i < p.m; ++i) {
       for (std::int64_t j = 0; j < p.n; ++j) {
         // Reference BLAS (sgemm.f): alpha == 0 -> C = beta*C without touching A
@@ -198,8 +213,10 @@ class MatmulOp final : public Op {
         // is accumulated in long double (>= 64-bit significand on x86).
         long double acc = 0;
         if (p.alpha != 0) {
-          for (std::int64_t k = 0; k < p.k; ++k)
-            acc = detail::accumulate(acc, static_cast<long double>(op_a(a, p, i, k)) * op_b(b, p, k, j), fp32);
+          const double* ai = rows_a.data() + static_cast<std::size_t>(i) * kk;
+          const double* bj = cols_b.data() + static_cast<std::size_t>(j) * kk;
+          for (std::size_t q = 0; q < kk; ++q)
+            acc = detail::accumulate(acc, static_cast<long double>(ai[q]) * bj[q], fp32);
           acc *= p.alpha;
         }
         if (p.beta != 0) acc += static_cast<long double>(p.beta) * load_rc(c, i, j);

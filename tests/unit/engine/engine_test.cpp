@@ -440,6 +440,13 @@ contract T-REENTRANT {
   ASSERT_EQ(swept.verdict, Verdict::kViolation) << swept.reason;
   EXPECT_EQ(swept.signatures.at(0).name, "NONDETERMINISTIC");
   EXPECT_NE(swept.reason.find("alone: 0 of 5"), std::string::npos) << swept.reason;
+  // 12 invocations: 6 alone (the first is the reference), then 3 at each other level.
+  const std::size_t two = swept.reason.find(", 2 at once: ");
+  const std::size_t four = swept.reason.find(", 4 at once: ");
+  ASSERT_NE(two, std::string::npos) << swept.reason;
+  ASSERT_NE(four, std::string::npos) << swept.reason;
+  EXPECT_NE(swept.reason.substr(two, four - two).find(" of 3"), std::string::npos) << swept.reason;
+  EXPECT_NE(swept.reason.substr(four).find(" of 3)"), std::string::npos) << swept.reason;
   global.decl_.extra["reentrant"] = "false";
   const CaseResult alone = run_case(parse_one(text), "t.kc", global, info(), req);
   EXPECT_EQ(alone.verdict, Verdict::kConforming) << alone.reason;
