@@ -289,7 +289,8 @@ int parse_args(int argc, char** argv, Args* a) {
       a->ladder.threads = static_cast<int>(n);
     } else if (s == "--jobs" || s == "-j") {
       std::uint64_t n = 0;
-      if (!value(&x) || !parse_u64(x, &n) || n > 4096) return usage_error("--jobs needs a number (0: one per core)");
+      if (!value(&x) || !parse_u64(x, &n) || n > 4096)
+        return usage_error("--jobs needs a number (0: one and a half per core, rounded up)");
       a->request.jobs = static_cast<int>(n);
     } else if (s == "--fast") {
       a->request.fast = true;
