@@ -15,7 +15,6 @@ if [[ -z "$kc" ]]; then
 fi
 [[ -x "$kc" ]] || { echo "no kc binary at $kc (build it first)" >&2; exit 2; }
 cores=$(nproc)
-default_jobs=$((cores + (cores + 1) / 2))  # what --jobs 0 runs (src/engine/schedule.cpp)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -32,7 +31,7 @@ run() {
 }
 
 echo "kc suite throughput: $kc, $cores cores; load average before each run in brackets"
-printf '%-34s %14s %14s %9s\n' "command" "1 job (s)" "$default_jobs jobs (s)" "speed-up"
+printf '%-34s %14s %14s %9s\n' "command" "1 job (s)" "--jobs 0 (s)" "speed-up"
 for what in calibrate grade; do
   if [[ $what == calibrate ]]; then args=(calibrate contracts/classes); label="kc calibrate contracts/classes"
   else args=(grade contracts --out "$out/grade"); label="kc grade contracts"; fi

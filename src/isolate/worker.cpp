@@ -719,8 +719,6 @@ struct Worker::Child {
   bool reaped = false;
   int wait_status = 0;
 
-  /// The process running the kernel (the worker itself until it says otherwise).
-
   /// Reads what the kernel printed without waiting: the first
   /// Capture::kCaptureKeep bytes are kept, the rest counted.
   void drain() {

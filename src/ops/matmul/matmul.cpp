@@ -65,6 +65,17 @@ double op_b(const Tensor& b, const Problem& p, std::int64_t k, std::int64_t j) {
   return p.tb ? load_rc(b, j, k) : load_rc(b, k, j);
 }
 
+/// op(A) read once into dense rows (M x K, row-major); every stored value is
+/// exact in double.
+std::vector<double> rows_of_op_a(const Tensor& a, const Problem& p) {
+  const auto m = static_cast<std::size_t>(p.m), k = static_cast<std::size_t>(p.k);
+  std::vector<double> rows(m * k);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t q = 0; q < k; ++q)
+      rows[i * k + q] = op_a(a, p, static_cast<std::int64_t>(i), static_cast<std::int64_t>(q));
+  return rows;
+}
+
 /// The accumulator_bits probe: op(A) row r = (1, s_r, ..., s_r, -1) with
 /// s_r = 2^-(r+1) and K - 2 copies of s_r, op(B) all ones, C zero. Summed in
 /// order by an accumulator of p significant bits, 1 + s_r is exact while
@@ -196,11 +207,8 @@ class MatmulOp final : public Op {
     const auto m = static_cast<std::size_t>(p.m), n = static_cast<std::size_t>(p.n), kk = static_cast<std::size_t>(p.k);
     std::vector<double> rows_a, cols_b;
     if (p.alpha != 0) {
-      rows_a.resize(m * kk);
+      rows_a = rows_of_op_a(a, p);
       cols_b.resize(n * kk);
-      for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t q = 0; q < kk; ++q)
-          rows_a[i * kk + q] = op_a(a, p, static_cast<std::int64_t>(i), static_cast<std::int64_t>(q));
       for (std::size_t j = 0; j < n; ++j)
         for (std::size_t q = 0; q < kk; ++q)
           cols_b[j * kk + q] = op_b(b, p, static_cast<std::int64_t>(q), static_cast<std::int64_t>(j));
@@ -258,10 +266,8 @@ class MatmulOp final : public Op {
       // a dot product per element, in double: the sum of non-negative terms
       // is accurate to about K units of double roundoff, far below any bound
       // it scales). Every product of two FP32 or narrower values is exact in double.
-      std::vector<double> abs_a(m * k), abs_b(k * n);
-      for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t q = 0; q < k; ++q)
-          abs_a[i * k + q] = std::fabs(op_a(a, p, static_cast<std::int64_t>(i), static_cast<std::int64_t>(q)));
+      std::vector<double> abs_a = rows_of_op_a(a, p), abs_b(k * n);
+      for (double& v : abs_a) v = std::fabs(v);
       for (std::size_t q = 0; q < k; ++q)
         for (std::size_t j = 0; j < n; ++j)
           abs_b[q * n + j] = std::fabs(op_b(b, p, static_cast<std::int64_t>(q), static_cast<std::int64_t>(j)));
